@@ -1,0 +1,33 @@
+//! # pipelines
+//!
+//! Line transformers that read stdin (or FILEs), prefix every line with `[spaces: N]` (the
+//! number of ASCII spaces in it, `>6` from seven up) and write it to stdout, byte for byte
+//! otherwise; and the harness that measures which strategy moves lines fastest. The contract is
+//! in the README: output format, CLI, errors, live input, memory bounds.
+//!
+//! Five binaries in `src/bin/` differ only in how lines travel from framing to rendering;
+//! everything else lives here, once:
+//!
+//! ```text
+//! input ──► frame ──► [ strategy: loop | task | stream | channels | threads ] ──► render ──► output
+//! ```
+//!
+//! | module | holds |
+//! | --- | --- |
+//! | [`spaces`] | the kernel: spaces in a line, capped at 7; the header table |
+//! | [`frame`] | complete lines out of one reusable buffer |
+//! | [`render`] | header + line + `\n` into an output buffer |
+//! | [`input`] | stdin or FILEs as one stream; the unreadable-FILE rule |
+//! | [`output`] | large writes; write out when input goes idle |
+//! | [`cli`] | the arguments every binary shares |
+//! | [`exit`] | errors, their one line on stderr, exit codes, broken pipe |
+//! | [`stats`] | `--stats`: counters and per-stage busy/waiting clocks |
+
+pub mod cli;
+pub mod exit;
+pub mod frame;
+pub mod input;
+pub mod output;
+pub mod render;
+pub mod spaces;
+pub mod stats;

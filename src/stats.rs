@@ -1,0 +1,125 @@
+//! `--stats`: what a run did and, for the multi-stage binaries, where each stage spent its time.
+//!
+//! A stage's time splits into busy (its own work) and waiting (to receive from the queue before
+//! it, or to send into the queue after it). That split is the measured answer to the question of
+//! this project: does per-line hand-off cost more than the work itself?
+
+use std::fmt::Write as _;
+use std::io::{self, Write as _};
+use std::time::{Duration, Instant};
+
+use crate::exit::program;
+
+/// Busy and waiting time of one stage (a thread or task), measured only when `--stats` asks.
+#[derive(Debug, Clone)]
+pub struct StageClock {
+    name: String,
+    /// When the current stretch began; `None` when not measuring, so clocks cost nothing.
+    mark: Option<Instant>,
+    busy: Duration,
+    waiting_to_receive: Duration,
+    waiting_to_send: Duration,
+}
+
+impl StageClock {
+    pub fn new(name: impl Into<String>, enabled: bool) -> Self {
+        StageClock {
+            name: name.into(),
+            mark: enabled.then(Instant::now),
+            busy: Duration::ZERO,
+            waiting_to_receive: Duration::ZERO,
+            waiting_to_send: Duration::ZERO,
+        }
+    }
+
+    fn lap(&mut self) -> Duration {
+        match &mut self.mark {
+            Some(mark) => {
+                let now = Instant::now();
+                let lap = now - *mark;
+                *mark = now;
+                lap
+            }
+            None => Duration::ZERO,
+        }
+    }
+
+    /// The time since the last mark was spent working.
+    pub fn busy(&mut self) {
+        let lap = self.lap();
+        self.busy += lap;
+    }
+
+    /// The time since the last mark was spent waiting to receive.
+    pub fn waited_to_receive(&mut self) {
+        let lap = self.lap();
+        self.waiting_to_receive += lap;
+    }
+
+    /// The time since the last mark was spent waiting to send.
+    pub fn waited_to_send(&mut self) {
+        let lap = self.lap();
+        self.waiting_to_send += lap;
+    }
+}
+
+/// The counters of one run.
+#[derive(Debug)]
+pub struct Stats {
+    started: Instant,
+    pub lines: u64,
+    pub bytes_in: u64,
+    pub bytes_out: u64,
+    pub stages: Vec<StageClock>,
+}
+
+impl Stats {
+    /// Starts the wall clock.
+    pub fn start() -> Self {
+        Stats {
+            started: Instant::now(),
+            lines: 0,
+            bytes_in: 0,
+            bytes_out: 0,
+            stages: Vec::new(),
+        }
+    }
+
+    /// The summary, as printed on stderr.
+    pub fn summary(&self) -> String {
+        let wall = self.started.elapsed();
+        let seconds = wall.as_secs_f64();
+        let mib = |bytes: u64| bytes as f64 / (1024.0 * 1024.0);
+        let mut text = format!(
+            "{program}: {lines} lines, {bytes_in} bytes in, {bytes_out} bytes out, {seconds:.3} s, \
+             {rate:.1} MiB/s in\n",
+            program = program(),
+            lines = self.lines,
+            bytes_in = self.bytes_in,
+            bytes_out = self.bytes_out,
+            rate = if seconds > 0.0 {
+                mib(self.bytes_in) / seconds
+            } else {
+                0.0
+            },
+        );
+        for stage in &self.stages {
+            let _ = writeln!(
+                text,
+                "{program}: stage {name}: busy {busy:.3} s, waiting to receive {receive:.3} s, \
+                 waiting to send {send:.3} s",
+                program = program(),
+                name = stage.name,
+                busy = stage.busy.as_secs_f64(),
+                receive = stage.waiting_to_receive.as_secs_f64(),
+                send = stage.waiting_to_send.as_secs_f64(),
+            );
+        }
+        text
+    }
+
+    /// Prints the summary on stderr.
+    pub fn print(&self) {
+        let _ = io::stderr().lock().write_all(self.summary().as_bytes());
+    }
+}
