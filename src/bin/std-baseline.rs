@@ -15,7 +15,7 @@ use pipelines::stats::Stats;
 
 /// Prefix every line with [spaces: N]: one thread, one loop, a line at a time.
 #[derive(Parser)]
-#[command(version)]
+#[command(name = env!("CARGO_BIN_NAME"), version)]
 struct Args {
     #[command(flatten)]
     common: CommonArgs,

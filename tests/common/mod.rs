@@ -1,0 +1,203 @@
+//! What every contract test shares: the table of binaries and settings under test, the reference
+//! model, and ways to run a binary with a deadline so a hang fails instead of stalling the suite.
+
+// Each test file compiles this module separately and uses a different part of it.
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// A binary under test with its settings. The table-driven tests run over every row.
+#[derive(Debug, Clone, Copy)]
+pub struct Variant {
+    /// The binary's name, as it prefixes its error messages.
+    pub program: &'static str,
+    /// Its path, from cargo.
+    pub path: &'static str,
+    /// The strategy knobs to run it with.
+    pub args: &'static [&'static str],
+}
+
+impl Variant {
+    pub fn command(&self) -> Command {
+        let mut command = Command::new(self.path);
+        command.args(self.args);
+        command
+    }
+}
+
+impl std::fmt::Display for Variant {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.program, self.args.join(" "))
+    }
+}
+
+macro_rules! variant {
+    ($program:literal $(, $arg:literal)*) => {
+        Variant { program: $program, path: env!(concat!("CARGO_BIN_EXE_", $program)), args: &[$($arg),*] }
+    };
+}
+
+/// Every binary at its defaults and at the settings its strategy turns on. A new binary, or a new
+/// knob, joins every test by adding rows here.
+pub const VARIANTS: &[Variant] = &[
+    variant!("std-baseline"),
+    variant!("std-baseline", "--buffer-size", "1"),
+    variant!("std-baseline", "--buffer-size", "7"),
+];
+
+/// Every binary at the smallest sizes it allows, so that generated input crosses every boundary
+/// (buffer ends, chunk ends, batch ends) many times.
+pub const TINY: &[Variant] = &[variant!("std-baseline", "--buffer-size", "1")];
+
+/// Arguments each binary must refuse as a usage error (exit 2).
+pub const INVALID_ARGS: &[(&str, &[&str])] = &[
+    (env!("CARGO_BIN_EXE_std-baseline"), &["--buffer-size", "0"]),
+    (
+        env!("CARGO_BIN_EXE_std-baseline"),
+        &["--buffer-size", "many"],
+    ),
+    (env!("CARGO_BIN_EXE_std-baseline"), &["--no-such-option"]),
+];
+
+/// The contract, written as plainly as possible and independently of the library.
+pub fn reference(input: &[u8]) -> Vec<u8> {
+    let mut output = Vec::new();
+    if input.is_empty() {
+        return output;
+    }
+    // A final `\n` ends the last line rather than starting an empty one.
+    let body = input.strip_suffix(b"\n").unwrap_or(input);
+    for line in body.split(|&byte| byte == b'\n') {
+        let spaces = line.iter().filter(|&&byte| byte == b' ').count();
+        let count = if spaces > 6 {
+            ">6".to_string()
+        } else {
+            spaces.to_string()
+        };
+        output.extend_from_slice(format!("[spaces: {count}]").as_bytes());
+        output.extend_from_slice(line);
+        output.push(b'\n');
+    }
+    output
+}
+
+/// How long any one run may take before it counts as hung.
+pub const DEADLINE: Duration = Duration::from_secs(60);
+
+/// What a finished run left behind.
+#[derive(Debug)]
+pub struct Finished {
+    pub status: ExitStatus,
+    pub stdout: Vec<u8>,
+    pub stderr: String,
+}
+
+/// Collects the output of a spawned child (stdout and stderr piped) and waits for it to exit,
+/// killing it and failing the test if that takes longer than `deadline`.
+pub fn finish(mut child: Child, deadline: Duration) -> Finished {
+    let mut stdout = child.stdout.take();
+    let mut stderr = child.stderr.take().expect("stderr is piped");
+    let stdout_reader = thread::spawn(move || {
+        let mut bytes = Vec::new();
+        if let Some(stdout) = stdout.as_mut() {
+            stdout
+                .read_to_end(&mut bytes)
+                .expect("reading the child's stdout");
+        }
+        bytes
+    });
+    let stderr_reader = thread::spawn(move || {
+        let mut text = String::new();
+        stderr
+            .read_to_string(&mut text)
+            .expect("reading the child's stderr");
+        text
+    });
+    let status = wait_until(&mut child, deadline);
+    Finished {
+        status,
+        stdout: stdout_reader.join().expect("stdout reader"),
+        stderr: stderr_reader.join().expect("stderr reader"),
+    }
+}
+
+/// Waits for `child` to exit; kills it and panics if it is still running after `deadline`.
+pub fn wait_until(child: &mut Child, deadline: Duration) -> ExitStatus {
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("waiting for the child") {
+            return status;
+        }
+        if started.elapsed() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("still running after {deadline:?}: killed");
+        }
+        thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Writes `input` to the child's stdin from a thread (so a child that writes before it has read
+/// everything cannot deadlock against us), then closes it.
+pub fn feed(stdin: ChildStdin, input: Vec<u8>) {
+    let mut stdin = stdin;
+    thread::spawn(move || {
+        // A child that stops reading early (an error path) closes the pipe: not our failure.
+        let _ = stdin.write_all(&input);
+    });
+}
+
+/// Runs `command` with `input` on stdin, to completion.
+pub fn run_command(mut command: Command, input: &[u8]) -> Finished {
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawning the binary");
+    feed(child.stdin.take().expect("stdin is piped"), input.to_vec());
+    finish(child, DEADLINE)
+}
+
+/// Runs `variant` on `input` and checks it succeeded, silently, with exactly the reference's
+/// output.
+pub fn assert_transforms(variant: &Variant, input: &[u8]) {
+    let finished = run_command(variant.command(), input);
+    assert!(
+        finished.status.success(),
+        "{variant}: {:?}, stderr {:?}",
+        finished.status,
+        finished.stderr
+    );
+    assert_eq!(finished.stderr, "", "{variant}: stderr");
+    let expected = reference(input);
+    if finished.stdout != expected {
+        panic!(
+            "{variant}: output differs from the reference{}",
+            first_difference(&finished.stdout, &expected)
+        );
+    }
+}
+
+/// Where two outputs part, shown briefly: inputs can be megabytes.
+fn first_difference(actual: &[u8], expected: &[u8]) -> String {
+    let at = actual
+        .iter()
+        .zip(expected)
+        .take_while(|(a, e)| a == e)
+        .count();
+    let around = |bytes: &[u8]| {
+        String::from_utf8_lossy(&bytes[at.saturating_sub(40)..(at + 40).min(bytes.len())])
+            .into_owned()
+    };
+    format!(
+        " at byte {at} (lengths {} and {}):\n  actual   {:?}\n  expected {:?}",
+        actual.len(),
+        expected.len(),
+        around(actual),
+        around(expected)
+    )
+}
