@@ -20,14 +20,26 @@ pub const HEADERS: [&[u8]; SPACES_CAP + 1] = [
 
 /// The number of 0x20 bytes in `line`, capped at [`SPACES_CAP`].
 ///
-/// A plain full count: the compiler vectorises it, which beats stopping early on the short,
-/// space-rich lines of logs (see `benches/kernel.rs`).
+/// Counts a block of bytes at a time into a byte-sized counter, which the compiler turns into
+/// vector compares and adds (a `usize` counter per byte defeats that), and stops after the block
+/// in which the count reaches the cap: log lines reach seven spaces well before their end.
 #[inline]
 pub fn count_spaces(line: &[u8]) -> usize {
-    line.iter()
-        .filter(|&&byte| byte == b' ')
-        .count()
-        .min(SPACES_CAP)
+    const BLOCK: usize = 32;
+    let count_in = |bytes: &[u8]| {
+        bytes
+            .iter()
+            .fold(0u8, |n, &byte| n + u8::from(byte == b' '))
+    };
+    let mut count = 0;
+    let mut blocks = line.chunks_exact(BLOCK);
+    for block in &mut blocks {
+        count += usize::from(count_in(block));
+        if count >= SPACES_CAP {
+            return SPACES_CAP;
+        }
+    }
+    (count + usize::from(count_in(blocks.remainder()))).min(SPACES_CAP)
 }
 
 /// The header for `line`.
@@ -48,6 +60,27 @@ mod tests {
         assert_eq!(count_spaces(b"      "), 6);
         assert_eq!(count_spaces(b"       "), 7);
         assert_eq!(count_spaces(&[b' '; 1000]), 7);
+    }
+
+    /// Spaces placed at every position of lines around the block size, against a plain count.
+    #[test]
+    fn counts_across_block_edges() {
+        for length in 0..100 {
+            for spaces in 0..=9 {
+                for first in 0..length {
+                    let mut line = vec![b'x'; length];
+                    for position in (first..length).step_by(3).take(spaces) {
+                        line[position] = b' ';
+                    }
+                    let plain = line
+                        .iter()
+                        .filter(|&&byte| byte == b' ')
+                        .count()
+                        .min(SPACES_CAP);
+                    assert_eq!(count_spaces(&line), plain, "{line:?}");
+                }
+            }
+        }
     }
 
     #[test]
