@@ -77,8 +77,10 @@ pub fn report(error: &Error) {
 }
 
 /// Runs a binary's strategy under the exit policy above and returns the status to exit with.
+/// Every binary starts here, so this is also where its standard pipes are enlarged.
 pub fn run(program: &'static str, strategy: impl FnOnce() -> Result<(), Error>) -> ExitCode {
     let _ = PROGRAM.set(program);
+    crate::pipe::enlarge_stdio();
     match strategy() {
         Ok(()) => {}
         Err(error) if error.is_broken_pipe() => {}

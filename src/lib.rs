@@ -21,6 +21,7 @@
 //! | [`output`] | large writes; write out when input goes idle |
 //! | [`cli`] | the arguments every binary shares |
 //! | [`exit`] | errors, their one line on stderr, exit codes, broken pipe |
+//! | [`pipe`] | larger pipes on stdin and stdout |
 //! | [`stats`] | `--stats`: counters and per-stage busy/waiting clocks |
 
 pub mod cli;
@@ -28,6 +29,7 @@ pub mod exit;
 pub mod frame;
 pub mod input;
 pub mod output;
+pub mod pipe;
 pub mod render;
 pub mod spaces;
 pub mod stats;
