@@ -1,10 +1,13 @@
-//! Line framing over one reusable buffer.
+//! Line framing over reusable buffers: single lines ([`LineBuffer`]), or chunks of whole lines
+//! ([`Chunk`]).
 //!
 //! Input arrives in reads of any size; lines are handed out as slices of the buffer, so no line is
 //! copied or allocated. A line that does not end within the bytes read so far stays in the buffer
 //! and is completed by the next read; one longer than the whole buffer grows it.
 
-use memchr::memchr;
+use std::mem;
+
+use memchr::{memchr, memrchr};
 
 /// Complete lines out of a buffer that is refilled in place.
 ///
@@ -92,6 +95,108 @@ impl LineBuffer {
     }
 }
 
+/// A chunk of input cut at a line end, for strategies that hand whole chunks to other threads.
+///
+/// Bytes are read in until the chunk holds its size; then [`take_lines`](Self::take_lines) hands
+/// the whole lines on and keeps the partial line after them as the start of the next chunk. A
+/// line longer than the size grows the chunk until its end arrives. Laid out as
+///
+/// ```text
+/// 0             lines_end      end           buf.len()
+/// | whole lines | partial line | spare       |
+/// ```
+#[derive(Debug)]
+pub struct Chunk {
+    /// The storage, all of it initialised so that reads can go straight into it. Its length only
+    /// grows, and past `size` only while one line does not fit.
+    buf: Vec<u8>,
+    /// One past the last `\n` in `..end`, or 0 if there is none. `lines_end <= end`.
+    lines_end: usize,
+    /// One past the last byte read in. `end <= buf.len()`.
+    end: usize,
+    /// How many bytes a chunk is filled to before its lines are handed on. At least 1, and
+    /// `size <= buf.len()` while the chunk is being filled.
+    size: usize,
+}
+
+impl Chunk {
+    /// An empty chunk to be filled to `size` bytes (at least 1).
+    pub fn new(size: usize) -> Self {
+        let size = size.max(1);
+        Chunk {
+            buf: vec![0; size],
+            lines_end: 0,
+            end: 0,
+            size,
+        }
+    }
+
+    /// Room for the next read: never empty. Up to the chunk's size; past it (no line has ended
+    /// yet), room to grow, doubling the buffer as it fills.
+    pub fn spare(&mut self) -> &mut [u8] {
+        if self.end < self.size {
+            return &mut self.buf[self.end..self.size];
+        }
+        if self.end == self.buf.len() {
+            self.buf.resize(self.buf.len() * 2, 0);
+        }
+        &mut self.buf[self.end..]
+    }
+
+    /// Records that a read put `n` bytes at the front of [`spare`](Self::spare).
+    pub fn filled(&mut self, n: usize) {
+        assert!(
+            n <= self.buf.len() - self.end,
+            "filled more than the spare room"
+        );
+        // Only the new bytes are searched, so a long line is scanned once however many reads it
+        // takes to arrive.
+        if let Some(newline) = memrchr(b'\n', &self.buf[self.end..self.end + n]) {
+            self.lines_end = self.end + newline + 1;
+        }
+        self.end += n;
+    }
+
+    /// At the end of input: the partial line is the input's final line, whole though it lacks a
+    /// `\n`, so [`take_lines`](Self::take_lines) hands it on too.
+    pub fn finish(&mut self) {
+        self.lines_end = self.end;
+    }
+
+    /// Whether the chunk has reached its size: time to hand its lines on.
+    pub fn is_full(&self) -> bool {
+        self.end >= self.size
+    }
+
+    /// Whether it holds at least one whole line.
+    pub fn has_lines(&self) -> bool {
+        self.lines_end > 0
+    }
+
+    /// The bytes held: whole lines, each ending in `\n`, then possibly a partial line. After
+    /// [`finish`](Self::finish), that is the input's final line.
+    pub fn bytes(&self) -> &[u8] {
+        &self.buf[..self.end]
+    }
+
+    /// Moves the whole lines into `into`, dropping the bytes it held, and keeps the partial line
+    /// after them here, in `into`'s old storage: the two buffers trade places, so only the
+    /// partial line is copied.
+    pub fn take_lines(&mut self, into: &mut Chunk) {
+        mem::swap(&mut self.buf, &mut into.buf);
+        into.end = self.lines_end;
+        into.lines_end = self.lines_end;
+        let partial = self.lines_end..self.end;
+        let room = partial.len().max(self.size);
+        if self.buf.len() < room {
+            self.buf.resize(room, 0);
+        }
+        self.buf[..partial.len()].copy_from_slice(&into.buf[partial.clone()]);
+        self.end = partial.len();
+        self.lines_end = 0;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,6 +263,86 @@ mod tests {
                     expected,
                     "{capacity} {read_size}"
                 );
+            }
+        }
+    }
+
+    /// Feeds `input` to a chunk of `size` in reads of at most `read_size` and hands its lines on
+    /// whenever it is full, or, if `live`, after every read (as if nothing more were waiting), as
+    /// `batched`'s reader does. Returns the chunks handed on, the final one included.
+    fn chunks(input: &[u8], size: usize, read_size: usize, live: bool) -> Vec<Vec<u8>> {
+        let mut chunk = Chunk::new(size);
+        let mut handed = Chunk::new(size);
+        let mut chunks = Vec::new();
+        for piece in input.chunks(read_size) {
+            let mut piece = piece;
+            while !piece.is_empty() {
+                let spare = chunk.spare();
+                let n = spare.len().min(piece.len());
+                spare[..n].copy_from_slice(&piece[..n]);
+                chunk.filled(n);
+                piece = &piece[n..];
+                if chunk.has_lines() && (chunk.is_full() || live) {
+                    chunk.take_lines(&mut handed);
+                    chunks.push(handed.bytes().to_vec());
+                }
+            }
+        }
+        chunk.finish();
+        if chunk.has_lines() {
+            chunk.take_lines(&mut handed);
+            chunks.push(handed.bytes().to_vec());
+        }
+        assert!(chunk.bytes().is_empty(), "nothing left behind");
+        chunks
+    }
+
+    #[test]
+    fn chunk_edges() {
+        assert!(chunks(b"", 1, 1, false).is_empty());
+        assert_eq!(chunks(b"\n", 1, 1, false), owned(&[b"\n"]));
+        assert_eq!(chunks(b"a\nbc", 8, 8, false), owned(&[b"a\nbc"]));
+        assert_eq!(chunks(b"a\nbc", 8, 8, true), owned(&[b"a\n", b"bc"]));
+    }
+
+    #[test]
+    fn chunk_size_one_is_a_line_a_chunk() {
+        assert_eq!(
+            chunks(b"ab\n\ncd", 1, 1, false),
+            owned(&[b"ab\n", b"\n", b"cd"])
+        );
+    }
+
+    #[test]
+    fn long_line_grows_its_chunk() {
+        assert_eq!(
+            chunks(b"abcdefgh\nxy\nz", 2, 3, false),
+            owned(&[b"abcdefgh\n", b"xy\n", b"z"])
+        );
+    }
+
+    #[test]
+    fn full_chunks_hold_the_lines_that_fit() {
+        assert_eq!(
+            chunks(b"ab\ncd\nef\ngh\n", 7, 100, false),
+            owned(&[b"ab\ncd\n", b"ef\ngh\n"])
+        );
+    }
+
+    #[test]
+    fn chunks_every_size_and_read_size() {
+        let input = b"one two\n\nthree\r\n  four  \nfive";
+        for size in 1..=input.len() + 1 {
+            for read_size in 1..=input.len() + 1 {
+                for live in [false, true] {
+                    let chunks = chunks(input, size, read_size, live);
+                    assert_eq!(chunks.concat(), input, "{size} {read_size} {live}");
+                    let (last, whole) = chunks.split_last().expect("input is not empty");
+                    assert!(!last.is_empty());
+                    for chunk in whole {
+                        assert!(chunk.ends_with(b"\n"), "{size} {read_size} {live}");
+                    }
+                }
             }
         }
     }

@@ -15,10 +15,11 @@
 //! | module | holds |
 //! | --- | --- |
 //! | [`spaces`] | the kernel: spaces in a line, capped at 7; the header table |
-//! | [`frame`] | complete lines out of one reusable buffer |
+//! | [`frame`] | complete lines, or chunks cut at line ends, out of reusable buffers |
 //! | [`render`] | header + line + `\n` into an output buffer |
 //! | [`input`] | stdin or FILEs as one stream; the unreadable-FILE rule |
 //! | [`output`] | large writes; write out when input goes idle |
+//! | [`parallel`] | OS-thread machinery: recycled buffers, input order restored, thread faults as errors |
 //! | [`cli`] | the arguments every binary shares |
 //! | [`exit`] | errors, their one line on stderr, exit codes, broken pipe |
 //! | [`pipe`] | larger pipes on stdin and stdout |
@@ -29,6 +30,7 @@ pub mod exit;
 pub mod frame;
 pub mod input;
 pub mod output;
+pub mod parallel;
 pub mod pipe;
 pub mod render;
 pub mod spaces;

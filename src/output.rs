@@ -57,6 +57,15 @@ impl Output {
         Ok(())
     }
 
+    /// Writes `bytes` at once, in one piece, after anything pending: for strategies that render
+    /// whole chunks into buffers of their own.
+    pub fn write(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        self.flush()?;
+        self.stdout.write_all(bytes).context("writing stdout")?;
+        self.bytes_written += bytes.len() as u64;
+        Ok(())
+    }
+
     /// Writes what is pending once it has reached the write size.
     pub fn flush_if_full(&mut self) -> Result<(), Error> {
         if self.pending.len() >= self.write_size {

@@ -46,11 +46,30 @@ pub const VARIANTS: &[Variant] = &[
     variant!("std-baseline"),
     variant!("std-baseline", "--buffer-size", "1"),
     variant!("std-baseline", "--buffer-size", "7"),
+    variant!("batched"),
+    variant!("batched", "--threads", "1", "--chunk-size", "1"),
+    variant!("batched", "--threads", "1", "--chunk-size", "7"),
+    variant!("batched", "--threads", "1", "--chunk-size", "4096"),
+    variant!("batched", "--threads", "2", "--chunk-size", "1"),
+    variant!("batched", "--threads", "2", "--chunk-size", "7"),
+    variant!("batched", "--threads", "2", "--chunk-size", "4096"),
+    variant!("batched", "--threads", "3", "--chunk-size", "1"),
+    variant!("batched", "--threads", "3", "--chunk-size", "7"),
+    variant!("batched", "--threads", "3", "--chunk-size", "4096"),
+    variant!("batched", "--threads", "8", "--chunk-size", "1"),
+    variant!("batched", "--threads", "8", "--chunk-size", "7"),
+    variant!("batched", "--threads", "8", "--chunk-size", "4096"),
+    variant!("batched", "--threads", "2", "--queue", "1"),
 ];
 
 /// Every binary at the smallest sizes it allows, so that generated input crosses every boundary
 /// (buffer ends, chunk ends, batch ends) many times.
-pub const TINY: &[Variant] = &[variant!("std-baseline", "--buffer-size", "1")];
+pub const TINY: &[Variant] = &[
+    variant!("std-baseline", "--buffer-size", "1"),
+    variant!("batched", "--threads", "1", "--chunk-size", "1"),
+    variant!("batched", "--threads", "2", "--chunk-size", "1"),
+    variant!("batched", "--threads", "8", "--chunk-size", "1"),
+];
 
 /// Arguments each binary must refuse as a usage error (exit 2).
 pub const INVALID_ARGS: &[(&str, &[&str])] = &[
@@ -60,6 +79,10 @@ pub const INVALID_ARGS: &[(&str, &[&str])] = &[
         &["--buffer-size", "many"],
     ),
     (env!("CARGO_BIN_EXE_std-baseline"), &["--no-such-option"]),
+    (env!("CARGO_BIN_EXE_batched"), &["--threads", "0"]),
+    (env!("CARGO_BIN_EXE_batched"), &["--chunk-size", "0"]),
+    (env!("CARGO_BIN_EXE_batched"), &["--queue", "0"]),
+    (env!("CARGO_BIN_EXE_batched"), &["--threads", "many"]),
 ];
 
 /// The contract, written as plainly as possible and independently of the library.

@@ -1,0 +1,191 @@
+//! Machinery for strategies that spread chunks over OS threads: a fixed set of buffers going round
+//! the threads, putting finished chunks back in input order, and thread faults that become errors
+//! rather than hangs.
+
+use std::io;
+use std::thread::{self, JoinHandle};
+
+use crossbeam_channel::{Receiver, Sender, bounded};
+
+use crate::exit::Error;
+
+/// At most `limit` reusable items going round a loop of threads: made on demand until there are
+/// `limit`, then only reused as they come back. Memory stays bounded whatever the input's size,
+/// and waiting for an item to come back is how a slow consumer holds the producer back.
+#[derive(Debug)]
+pub struct Pool<T> {
+    returned: Receiver<T>,
+    made: usize,
+    limit: usize,
+}
+
+impl<T> Pool<T> {
+    /// A pool of up to `limit` items (at least 1), and the sender that gives items back to it.
+    pub fn new(limit: usize) -> (Self, Sender<T>) {
+        let limit = limit.max(1);
+        // Room for every item, so giving one back never blocks.
+        let (give_back, returned) = bounded(limit);
+        let pool = Pool {
+            returned,
+            made: 0,
+            limit,
+        };
+        (pool, give_back)
+    }
+
+    /// A returned item if one is waiting; else a new one from `make` while fewer than the limit
+    /// exist; else the next to come back. `None` once every giver-back has gone.
+    pub fn take(&mut self, make: impl FnOnce() -> T) -> Option<T> {
+        if let Ok(item) = self.returned.try_recv() {
+            return Some(item);
+        }
+        if self.made < self.limit {
+            self.made += 1;
+            return Some(make());
+        }
+        self.returned.recv().ok()
+    }
+}
+
+/// Items numbered 0, 1, 2, ... arriving in any order, handed out in number order.
+///
+/// At most `window` items may be out at once: every number inserted lies within `window` of the
+/// next to hand out. A [`Pool`] of `window` items carrying the numbers guarantees that.
+#[derive(Debug)]
+pub struct Reorder<T> {
+    /// Item `n` waits at `n % window`.
+    waiting: Vec<Option<T>>,
+    /// The number of the next item to hand out.
+    next: u64,
+}
+
+impl<T> Reorder<T> {
+    pub fn new(window: usize) -> Self {
+        Reorder {
+            waiting: (0..window.max(1)).map(|_| None).collect(),
+            next: 0,
+        }
+    }
+
+    fn place(&self, number: u64) -> usize {
+        (number % self.waiting.len() as u64) as usize
+    }
+
+    /// Holds item `number` until its turn.
+    pub fn insert(&mut self, number: u64, item: T) {
+        assert!(
+            number >= self.next && number - self.next < self.waiting.len() as u64,
+            "item {number} is outside the window"
+        );
+        let place = self.place(number);
+        self.waiting[place] = Some(item);
+    }
+
+    /// The next item in order, if it has arrived.
+    pub fn pop(&mut self) -> Option<T> {
+        let place = self.place(self.next);
+        let item = self.waiting[place].take()?;
+        self.next += 1;
+        Some(item)
+    }
+}
+
+/// Runs its closure if dropped while its thread unwinds from a panic. A worker holds one so that a
+/// chunk lost in a panic becomes an error, instead of a writer waiting for it forever.
+pub struct OnPanic<F: FnMut()>(pub F);
+
+impl<F: FnMut()> Drop for OnPanic<F> {
+    fn drop(&mut self) {
+        if thread::panicking() {
+            (self.0)();
+        }
+    }
+}
+
+/// Starts a thread named `name`; failing to start one is an error, not a panic.
+pub fn spawn<T: Send + 'static>(
+    name: String,
+    body: impl FnOnce() -> T + Send + 'static,
+) -> Result<JoinHandle<T>, Error> {
+    thread::Builder::new()
+        .name(name.clone())
+        .spawn(body)
+        .map_err(|error| Error::new(format!("starting {name}"), error))
+}
+
+/// Waits for a thread to finish and returns its result; its panic becomes an error.
+pub fn join<T>(thread: JoinHandle<T>) -> Result<T, Error> {
+    let name = thread.thread().name().unwrap_or("a thread").to_owned();
+    thread
+        .join()
+        .map_err(|_| Error::new(name, io::Error::other("the thread panicked")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pool_makes_up_to_its_limit_then_waits_for_returns() {
+        let (mut pool, give_back) = Pool::new(2);
+        let mut made = 0;
+        let mut make = || {
+            made += 1;
+            made
+        };
+        assert_eq!(pool.take(&mut make), Some(1));
+        assert_eq!(pool.take(&mut make), Some(2));
+        give_back.send(1).expect("room for every item");
+        assert_eq!(pool.take(&mut make), Some(1), "reused, not made");
+        drop(give_back);
+        assert_eq!(pool.take(&mut make), None, "none can come back");
+    }
+
+    #[test]
+    fn reorder_hands_out_in_number_order() {
+        let mut reorder = Reorder::new(3);
+        assert_eq!(reorder.pop(), None);
+        reorder.insert(2, 'c');
+        reorder.insert(1, 'b');
+        assert_eq!(reorder.pop(), None, "0 has not arrived");
+        reorder.insert(0, 'a');
+        assert_eq!(reorder.pop(), Some('a'));
+        reorder.insert(3, 'd');
+        assert_eq!(reorder.pop(), Some('b'));
+        assert_eq!(reorder.pop(), Some('c'));
+        assert_eq!(reorder.pop(), Some('d'));
+        assert_eq!(reorder.pop(), None);
+    }
+
+    #[test]
+    #[should_panic(expected = "outside the window")]
+    fn reorder_refuses_numbers_beyond_its_window() {
+        let mut reorder = Reorder::new(2);
+        reorder.insert(3, ());
+    }
+
+    #[test]
+    fn panic_in_a_thread_raises_the_alarm_and_join_reports_it() {
+        let (alarm, alarmed) = bounded(1);
+        let thread = spawn("doomed".to_owned(), move || {
+            let _alarm = OnPanic(|| alarm.send(()).expect("room for the alarm"));
+            panic!("on purpose");
+        })
+        .expect("a thread starts");
+        assert_eq!(alarmed.recv(), Ok(()));
+        let error = join(thread).expect_err("the thread panicked");
+        assert_eq!(error.to_string(), "doomed: the thread panicked");
+    }
+
+    #[test]
+    fn no_alarm_without_a_panic() {
+        let (alarm, alarmed) = bounded(1);
+        let thread = spawn("calm".to_owned(), move || {
+            let _alarm = OnPanic(|| alarm.send(()).expect("room for the alarm"));
+            7
+        })
+        .expect("a thread starts");
+        assert_eq!(join(thread).expect("no panic"), 7);
+        assert!(alarmed.recv().is_err(), "the alarm was dropped unrung");
+    }
+}
