@@ -21,20 +21,29 @@ use pipelines::parallel::{OnPanic, Pool, Reorder, join, spawn};
 use pipelines::render::render_chunk;
 use pipelines::stats::{StageClock, Stats};
 
+/// The most threads, or queued chunks, allowed: past it they only cost memory, and soon fail.
+const MOST: u64 = 1024;
+
+/// The largest chunk size allowed, so that a typo is a usage error rather than an allocation
+/// failure.
+const LARGEST_CHUNK: u64 = 1 << 30;
+
 /// Prefix every line with [spaces: N]: chunks of lines rendered in parallel on OS threads.
 #[derive(Parser)]
 #[command(name = env!("CARGO_BIN_NAME"), version)]
 struct Args {
     #[command(flatten)]
     common: CommonArgs,
-    /// Worker threads rendering chunks [default: the available cores]
-    #[arg(long, value_name = "N", value_parser = positive())]
+    /// Worker threads rendering chunks, at most 1024 [default: the available cores]
+    #[arg(long, value_name = "N", value_parser = positive().range(1..=MOST))]
     threads: Option<usize>,
-    /// Bytes read into a chunk before it goes to a worker; a longer line grows its chunk.
-    #[arg(long, value_name = "BYTES", default_value_t = 256 * 1024, value_parser = positive())]
+    /// Bytes read into a chunk before it goes to a worker, at most 1 GiB; a longer line grows
+    /// its chunk.
+    #[arg(long, value_name = "BYTES", default_value_t = 256 * 1024,
+          value_parser = positive().range(1..=LARGEST_CHUNK))]
     chunk_size: usize,
-    /// Chunks read ahead beyond one per worker [default: the number of threads]
-    #[arg(long, value_name = "N", value_parser = positive())]
+    /// Chunks read ahead beyond one per worker, at most 1024 [default: the number of threads]
+    #[arg(long, value_name = "N", value_parser = positive().range(1..=MOST))]
     queue: Option<usize>,
 }
 

@@ -83,6 +83,12 @@ pub const INVALID_ARGS: &[(&str, &[&str])] = &[
     (env!("CARGO_BIN_EXE_batched"), &["--chunk-size", "0"]),
     (env!("CARGO_BIN_EXE_batched"), &["--queue", "0"]),
     (env!("CARGO_BIN_EXE_batched"), &["--threads", "many"]),
+    (env!("CARGO_BIN_EXE_batched"), &["--threads", "1025"]),
+    (env!("CARGO_BIN_EXE_batched"), &["--queue", "1025"]),
+    (
+        env!("CARGO_BIN_EXE_batched"),
+        &["--chunk-size", "1073741825"],
+    ),
 ];
 
 /// The contract, written as plainly as possible and independently of the library.
