@@ -55,6 +55,13 @@ binaries() {
     done
 }
 
+# is_binary NAME: whether NAME is among the binaries under test.
+is_binary() {
+    local names
+    names=" $(binaries | tr '\n' ' ') "
+    [[ $names == *" $1 "* ]]
+}
+
 # Builds the binaries under test and the generator, with the release profile they are measured in.
 build_release() {
     require cargo "https://rustup.rs (curl --proto '=https' -sSf https://sh.rustup.rs | sh)"
