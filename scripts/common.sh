@@ -7,6 +7,8 @@
 #   SMALL_LINES  lines in resources/stable_small.log.gz (default 1000000)
 #   BIG_LINES    lines in resources/stable_big.log.gz (default 10000000)
 #   LOG_SEED     the generator's seed (default 1)
+#   RESOURCES    where the data sets live (default resources/; CI points it elsewhere so that its
+#                small sets do not replace a machine's full-size ones)
 #   REPEAT       timed runs per row; the median is reported (default 3)
 
 set -euo pipefail
@@ -20,6 +22,7 @@ WORK=$ROOT/target/harness
 SMALL_LINES=${SMALL_LINES:-1000000}
 BIG_LINES=${BIG_LINES:-10000000}
 LOG_SEED=${LOG_SEED:-1}
+RESOURCES=${RESOURCES:-$ROOT/resources}
 REPEAT=${REPEAT:-3}
 
 # A line of The Brothers Karamazov (Constance Garnett's translation, public domain): the input of
@@ -69,7 +72,7 @@ build_release() {
     (cd "$ROOT" && cargo build --release --workspace --bins)
 }
 
-# log_gz small|big: the path of resources/stable_<size>.log.gz, generated first if it is missing
+# log_gz small|big: the path of $RESOURCES/stable_<size>.log.gz, generated first if it is missing
 # or was made with other parameters than asked for now (see resources/README.md).
 log_gz() {
     local size=$1 lines
@@ -78,11 +81,11 @@ log_gz() {
         big) lines=$BIG_LINES ;;
         *) die "log_gz: no data set '$size'" ;;
     esac
-    local gz=$ROOT/resources/stable_$size.log.gz
+    local gz=$RESOURCES/stable_$size.log.gz
     local stamp=$gz.params want="lines=$lines seed=$LOG_SEED"
     if [[ ! -f $gz || "$(cat "$stamp" 2> /dev/null)" != "$want" ]]; then
         say "generating $(basename "$gz"): $lines lines, seed $LOG_SEED"
-        mkdir -p "$ROOT/resources"
+        mkdir -p "$RESOURCES"
         "$RELEASE/gen-logs" --lines "$lines" --seed "$LOG_SEED" | gzip -1 -n > "$gz.tmp"
         mv "$gz.tmp" "$gz"
         printf '%s\n' "$want" > "$stamp"
@@ -90,16 +93,18 @@ log_gz() {
     printf '%s\n' "$gz"
 }
 
-# log_plain small|big: the data set unpacked, so that measurements are not limited by zcat.
+# log_plain small|big: the data set unpacked, so that measurements are not limited by zcat. The
+# copy carries the stamp of the file it came from, so a regenerated or other set is unpacked anew.
 log_plain() {
     local gz plain
     gz=$(log_gz "$1")
     plain=$WORK/stable_$1.log
-    if [[ ! -f $plain || $gz -nt $plain ]]; then
+    if [[ ! -f $plain ]] || ! cmp -s "$gz.params" "$plain.params" || [[ $gz -nt $plain ]]; then
         say "unpacking $(basename "$gz")"
         mkdir -p "$WORK"
         zcat "$gz" > "$plain.tmp"
         mv "$plain.tmp" "$plain"
+        cp "$gz.params" "$plain.params"
     fi
     printf '%s\n' "$plain"
 }
