@@ -6,7 +6,7 @@
 
 use std::fs::File;
 use std::io::{self, Read};
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::path::{Path, PathBuf};
 
 use rustix::event::{PollFd, PollFlags, Timespec, poll};
@@ -112,16 +112,7 @@ impl Input {
     /// output held back for batching must be written out first, or a live line would be stuck.
     pub fn has_waiting(&self) -> bool {
         match &self.current {
-            Some((_, file)) => {
-                let mut fds = [PollFd::new(file, PollFlags::IN)];
-                let now = Timespec {
-                    tv_sec: 0,
-                    tv_nsec: 0,
-                };
-                // If poll itself fails, say nothing is waiting: the caller then flushes early,
-                // which costs a write but never holds a line back.
-                poll(&mut fds, Some(&now)).is_ok_and(|_| !fds[0].revents().is_empty())
-            }
+            Some((_, file)) => is_waiting(file.as_fd()),
             None => !self.waiting.is_empty(),
         }
     }
@@ -130,4 +121,16 @@ impl Input {
     pub fn bytes_read(&self) -> u64 {
         self.bytes_read
     }
+}
+
+/// Whether a read of `fd` now would return at once, with bytes or at the end.
+pub(crate) fn is_waiting(fd: BorrowedFd<'_>) -> bool {
+    let mut fds = [PollFd::new(&fd, PollFlags::IN)];
+    let now = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // If poll itself fails, say nothing is waiting: the caller then flushes early, which costs a
+    // write but never holds a line back.
+    poll(&mut fds, Some(&now)).is_ok_and(|_| !fds[0].revents().is_empty())
 }

@@ -19,12 +19,15 @@
 //! | [`render`] | header + line + `\n` into an output buffer |
 //! | [`input`] | stdin or FILEs as one stream; the unreadable-FILE rule |
 //! | [`output`] | large writes; write out when input goes idle |
+//! | [`async_io`] | the same input and output for tokio, awaited; the runtime's closed-stdout rule |
+//! | [`shared_lines`] | lines and batches of lines as shared `Bytes`, for streams and channels |
 //! | [`parallel`] | OS-thread machinery: recycled buffers, input order restored, thread faults as errors |
 //! | [`cli`] | the arguments every binary shares |
 //! | [`exit`] | errors, their one line on stderr, exit codes, broken pipe |
 //! | [`pipe`] | larger pipes on stdin and stdout |
 //! | [`stats`] | `--stats`: counters and per-stage busy/waiting clocks |
 
+pub mod async_io;
 pub mod cli;
 pub mod exit;
 pub mod frame;
@@ -33,5 +36,6 @@ pub mod output;
 pub mod parallel;
 pub mod pipe;
 pub mod render;
+pub mod shared_lines;
 pub mod spaces;
 pub mod stats;

@@ -1,5 +1,7 @@
 //! Rendering: a header, the line's bytes, then `\n`, appended to an output buffer.
 
+use bytes::buf::Chain;
+use bytes::{Buf, Bytes};
 use memchr::memchr_iter;
 
 use crate::spaces::header;
@@ -10,6 +12,12 @@ pub fn render_line(out: &mut Vec<u8>, line: &[u8]) {
     out.extend_from_slice(header(line));
     out.extend_from_slice(line);
     out.push(b'\n');
+}
+
+/// The rendering of one shared line, the bytes [`render_line`] would append, as a chain of three
+/// slices: a stream passes the line on to its sink without copying it first.
+pub fn render_shared(line: Bytes) -> Chain<Chain<&'static [u8], Bytes>, &'static [u8]> {
+    header(&line).chain(line).chain(&b"\n"[..])
 }
 
 /// Appends the rendering of every line in `chunk` to `out` and returns how many lines that was.
@@ -42,6 +50,23 @@ mod tests {
         let mut out = Vec::new();
         let lines = render_chunk(&mut out, chunk);
         (out, lines)
+    }
+
+    #[test]
+    fn render_shared_is_render_line() {
+        for line in [
+            &b""[..],
+            b"a b",
+            b"a b\r",
+            b"       x",
+            b"\t\tx",
+            b"\xff \xfe",
+        ] {
+            let mut expected = Vec::new();
+            render_line(&mut expected, line);
+            let mut chained = render_shared(Bytes::copy_from_slice(line));
+            assert_eq!(chained.copy_to_bytes(chained.remaining()), expected);
+        }
     }
 
     #[test]

@@ -60,6 +60,18 @@ pub const VARIANTS: &[Variant] = &[
     variant!("batched", "--threads", "8", "--chunk-size", "7"),
     variant!("batched", "--threads", "8", "--chunk-size", "4096"),
     variant!("batched", "--threads", "2", "--queue", "1"),
+    variant!("baseline"),
+    variant!("baseline", "--buffer-size", "1"),
+    variant!("baseline", "--buffer-size", "7"),
+    variant!("streamer"),
+    variant!("streamer", "--buffer-size", "1"),
+    variant!("streamer", "--buffer-size", "7"),
+    variant!("pipeline"),
+    variant!("pipeline", "--batch", "2"),
+    variant!("pipeline", "--batch", "7"),
+    variant!("pipeline", "--batch", "1000"),
+    variant!("pipeline", "--batch", "1", "--queue", "1"),
+    variant!("pipeline", "--batch", "7", "--queue", "1"),
 ];
 
 /// Every binary at the smallest sizes it allows, so that generated input crosses every boundary
@@ -69,6 +81,10 @@ pub const TINY: &[Variant] = &[
     variant!("batched", "--threads", "1", "--chunk-size", "1"),
     variant!("batched", "--threads", "2", "--chunk-size", "1"),
     variant!("batched", "--threads", "8", "--chunk-size", "1"),
+    variant!("baseline", "--buffer-size", "1"),
+    variant!("streamer", "--buffer-size", "1"),
+    variant!("pipeline", "--batch", "1", "--queue", "1"),
+    variant!("pipeline", "--batch", "2", "--queue", "1"),
 ];
 
 /// Arguments each binary must refuse as a usage error (exit 2).
@@ -89,6 +105,11 @@ pub const INVALID_ARGS: &[(&str, &[&str])] = &[
         env!("CARGO_BIN_EXE_batched"),
         &["--chunk-size", "1073741825"],
     ),
+    (env!("CARGO_BIN_EXE_baseline"), &["--buffer-size", "0"]),
+    (env!("CARGO_BIN_EXE_streamer"), &["--buffer-size", "many"]),
+    (env!("CARGO_BIN_EXE_pipeline"), &["--batch", "0"]),
+    (env!("CARGO_BIN_EXE_pipeline"), &["--queue", "0"]),
+    (env!("CARGO_BIN_EXE_pipeline"), &["--batch", "many"]),
 ];
 
 /// The contract, written as plainly as possible and independently of the library.

@@ -1,0 +1,170 @@
+//! Line framing into shared [`Bytes`]: lines, or batches of lines, split off one growing
+//! [`BytesMut`] and handed on by reference count, never copied.
+//!
+//! [`LineBuffer`](crate::frame::LineBuffer) lends each line only until the next read; these
+//! outlive it, so a line can travel down a stream or a channel to another task. Once every line
+//! split off a block of the buffer is dropped, the block is reused for later reads.
+
+use bytes::{Bytes, BytesMut};
+use memchr::memchr;
+
+/// Complete lines, split off a buffer that is read into at its end.
+///
+/// ```text
+/// 0                complete    searched        buf.len()
+/// | counted lines  | no `\n`   | not searched  |
+/// ```
+#[derive(Debug)]
+pub struct SharedLines {
+    /// Input not yet handed on.
+    buf: BytesMut,
+    /// How much room [`spare`](Self::spare) makes for each read.
+    read_size: usize,
+    /// One past the last `\n` counted into `lines`, or 0. `complete <= searched`.
+    complete: usize,
+    /// Bytes in `complete..searched` hold no `\n`, so a long line is scanned once however many
+    /// reads it takes to arrive. `searched <= buf.len()`.
+    searched: usize,
+    /// Complete lines in `..complete`.
+    lines: usize,
+}
+
+impl SharedLines {
+    /// Empty, reading `read_size` bytes (at least 1) at a time.
+    pub fn new(read_size: usize) -> Self {
+        let read_size = read_size.max(1);
+        SharedLines {
+            buf: BytesMut::with_capacity(read_size),
+            read_size,
+            complete: 0,
+            searched: 0,
+            lines: 0,
+        }
+    }
+
+    /// The buffer to read into, with room for a read at its end.
+    pub fn spare(&mut self) -> &mut BytesMut {
+        self.buf.reserve(self.read_size);
+        &mut self.buf
+    }
+
+    /// The next `lines` complete lines, each with its `\n`, or `None` until that many are in.
+    pub fn next_batch(&mut self, lines: usize) -> Option<Bytes> {
+        while self.lines < lines {
+            match memchr(b'\n', &self.buf[self.searched..]) {
+                Some(offset) => {
+                    self.searched += offset + 1;
+                    self.complete = self.searched;
+                    self.lines += 1;
+                }
+                None => {
+                    self.searched = self.buf.len();
+                    return None;
+                }
+            }
+        }
+        self.take_complete()
+    }
+
+    /// The next complete line, without its `\n`. Not to be mixed with batches of more than one.
+    pub fn next_line(&mut self) -> Option<Bytes> {
+        let mut line = self.next_batch(1)?;
+        line.truncate(line.len() - 1);
+        Some(line)
+    }
+
+    /// The complete lines counted so far, fewer than a batch: for when no more input is waiting
+    /// and a short batch must go rather than wait to fill. `None` if there are none.
+    pub fn take_complete(&mut self) -> Option<Bytes> {
+        if self.lines == 0 {
+            return None;
+        }
+        let lines = self.buf.split_to(self.complete).freeze();
+        self.searched -= self.complete;
+        self.complete = 0;
+        self.lines = 0;
+        Some(lines)
+    }
+
+    /// At the end of input: everything left, whole lines then a final line without `\n`.
+    pub fn take_rest(&mut self) -> Option<Bytes> {
+        if self.buf.is_empty() {
+            return None;
+        }
+        self.complete = 0;
+        self.searched = 0;
+        self.lines = 0;
+        Some(self.buf.split().freeze())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Feeds `input` in reads of at most `read_size` bytes and collects the batches of `batch`
+    /// lines; if `live`, takes the short batch after every read, as if no more were waiting.
+    fn batches(input: &[u8], read_size: usize, batch: usize, live: bool) -> Vec<Vec<u8>> {
+        let mut lines = SharedLines::new(read_size);
+        let mut out = Vec::new();
+        for piece in input.chunks(read_size) {
+            lines.spare().extend_from_slice(piece);
+            while let Some(batch) = lines.next_batch(batch) {
+                out.push(batch.to_vec());
+            }
+            if live && let Some(short) = lines.take_complete() {
+                out.push(short.to_vec());
+            }
+        }
+        if let Some(rest) = lines.take_rest() {
+            out.push(rest.to_vec());
+        }
+        out
+    }
+
+    #[test]
+    fn single_lines_lose_their_newline() {
+        let mut lines = SharedLines::new(4);
+        lines.spare().extend_from_slice(b"a b\n\nc");
+        assert_eq!(lines.next_line().as_deref(), Some(&b"a b"[..]));
+        assert_eq!(lines.next_line().as_deref(), Some(&b""[..]));
+        assert_eq!(lines.next_line(), None);
+        assert_eq!(lines.take_rest().as_deref(), Some(&b"c"[..]));
+        assert_eq!(lines.take_rest(), None);
+    }
+
+    #[test]
+    fn batches_hold_whole_lines_and_lose_nothing() {
+        let input = b"one two\n\nthree\r\n  four  \nfive";
+        for read_size in 1..=input.len() + 1 {
+            for batch in 1..=6 {
+                for live in [false, true] {
+                    let got = batches(input, read_size, batch, live);
+                    assert_eq!(got.concat(), input, "{read_size} {batch} {live}");
+                    let (last, whole) = got.split_last().expect("input is not empty");
+                    assert!(last.ends_with(b"five"), "{read_size} {batch} {live}");
+                    let last_count = last.iter().filter(|&&byte| byte == b'\n').count();
+                    assert!(last_count < batch, "{read_size} {batch} {live}");
+                    for lines in whole {
+                        let count = lines.iter().filter(|&&byte| byte == b'\n').count();
+                        assert!(lines.ends_with(b"\n"), "{read_size} {batch} {live}");
+                        assert!(count == batch || (live && count < batch));
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn full_batches_only_when_not_live() {
+        assert_eq!(
+            batches(b"a\nb\nc\n", 100, 2, false),
+            vec![b"a\nb\n".to_vec(), b"c\n".to_vec()]
+        );
+        assert_eq!(
+            batches(b"a\nb\nc\n", 100, 2, true),
+            vec![b"a\nb\n".to_vec(), b"c\n".to_vec()]
+        );
+        assert_eq!(batches(b"", 1, 1, true), Vec::<Vec<u8>>::new());
+    }
+}
