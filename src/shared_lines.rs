@@ -44,7 +44,11 @@ impl SharedLines {
 
     /// The buffer to read into, with room for a read at its end.
     pub fn spare(&mut self) -> &mut BytesMut {
-        self.buf.reserve(self.read_size);
+        // While lines split off it are alive, the buffer cannot grow in place, and `BytesMut`
+        // moves it into new storage of just the size asked for. Asking for at least what it
+        // holds doubles it instead, so a big batch gathering over many reads is copied O(1)
+        // times a byte, not once a read.
+        self.buf.reserve(self.read_size.max(self.buf.len()));
         &mut self.buf
     }
 
