@@ -6,7 +6,7 @@
 # with its header (any fault stops the script), and times each line from write to read.
 # Writes results/latency.md (a markdown table of medians over REPEAT rounds), results/latency.tsv
 # (every run) and results/latency.svg (p50 and p99 against offered rate, with gnuplot; the table is
-# written without it). Progress goes to stderr.
+# written without it), and prints the table on stdout. Progress goes to stderr.
 #
 # At `max` the probe offers lines as fast as a binary takes them: latency there is time queued in
 # the pipes and the binary's buffers (bytes in flight / throughput), not responsiveness, and the
@@ -67,6 +67,9 @@ for ((round = 1; round <= REPEAT; round++)); do
     done
 done
 
+rounds="median of $REPEAT rounds"
+((REPEAT > 1)) || rounds="one round"
+
 # Medians over the rounds of every figure, per row and rate, in the order measured.
 medians=$WORK/latency-medians.tsv
 mkdir -p "$WORK"
@@ -98,19 +101,19 @@ awk -F '\t' -v OFS='\t' '
     echo "Machine: $(describe_machine)."
     echo "Made by \`RATES=\"$RATES\" CELL_SECONDS=$CELL_SECONDS REPEAT=$REPEAT ./latency.sh\`; each cell is"
     echo "\`target/release/latency-probe --rate RATE --duration $CELL_SECONDS -- target/release/BINARY SETTINGS\`,"
-    echo "median of $REPEAT rounds. Latency is per line, from the probe's write to its read of the output,"
+    echo "$rounds. Latency is per line, from the probe's write to its read of the output,"
     echo "in microseconds; every line was checked to come back once, in order, with its header."
     echo "At \`max\` the probe sends as fast as the binary takes lines: latency there is queueing in the"
     echo "pipes and buffers, and the achieved rate is the figure to read."
     echo
-    echo "| binary | offered lines/s | achieved lines/s | min µs | p50 µs | p99 µs | p99.9 µs | max µs |"
-    echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
-    awk -F '\t' '{ printf "| %s | %s | %.0f | %s | %s | %s | %s | %s |\n", $1, $2, $5, $6, $7, $8, $9, $10 }' "$medians"
+    echo "| binary | offered lines/s | lines | achieved lines/s | min µs | p50 µs | p99 µs | p99.9 µs | max µs |"
+    echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
+    awk -F '\t' '{ printf "| %s | %s | %.0f | %.0f | %s | %s | %s | %s | %s |\n", $1, $2, $3, $5, $6, $7, $8, $9, $10 }' "$medians"
     if ((${#skipped[@]})); then
         echo
         echo "Not built yet, so not measured: ${skipped[*]}."
     fi
-} > "$RESULTS/latency.md"
+} | tee "$RESULTS/latency.md"
 say "wrote results/latency.md and results/latency.tsv"
 
 # The plot: p50 and p99 against offered rate, a line per row, rates evenly spaced in the order given.
@@ -122,7 +125,7 @@ plot=$WORK/latency.gnuplot
 {
     echo "set terminal svg size 1100,480 dynamic font 'sans,11'"
     echo "set output '$RESULTS/latency.svg'"
-    echo "set multiplot layout 1,2 title 'Per-line latency against offered rate (median of $REPEAT rounds)'"
+    echo "set multiplot layout 1,2 title 'Per-line latency against offered rate ($rounds)'"
     echo "set logscale y; set grid; set key top left font 'sans,9'"
     echo "set xlabel 'offered lines/s'; set ylabel 'latency, µs (log)'; set offsets 0.2, 0.2, 0, 0"
     i=0
