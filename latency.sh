@@ -10,7 +10,8 @@
 #
 # At `max` the probe offers lines as fast as a binary takes them: latency there is time queued in
 # the pipes and the binary's buffers (bytes in flight / throughput), not responsiveness, and the
-# probe shares the CPU with the binary. Read the achieved rate there.
+# probe, formatting and checking every line, shares the CPU with the binary and can be the slower of
+# the two. Read the achieved rate there, as a floor.
 #
 # Environment (all optional; more in scripts/common.sh):
 #   RATES          offered rates, lines per second (default "1k 10k 100k max")
@@ -104,7 +105,9 @@ awk -F '\t' -v OFS='\t' '
     echo "$rounds. Latency is per line, from the probe's write to its read of the output,"
     echo "in microseconds; every line was checked to come back once, in order, with its header."
     echo "At \`max\` the probe sends as fast as the binary takes lines: latency there is queueing in the"
-    echo "pipes and buffers, and the achieved rate is the figure to read."
+    echo "pipes and buffers (bytes in flight / rate), not responsiveness. The probe formats and checks every"
+    echo "line on two threads of its own, so at \`max\` it can be slower than a fast binary: the achieved"
+    echo "rate there is a floor of the binary's, and throughput.sh has the binaries' real rates."
     echo
     echo "| binary | offered lines/s | lines | achieved lines/s | min µs | p50 µs | p99 µs | p99.9 µs | max µs |"
     echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
