@@ -83,6 +83,8 @@ async fn transform(args: &Args) -> Result<(), Error> {
     Ok(())
 }
 
+/// Cuts input into batches of `batch` whole lines and sends them on. Before a read that would
+/// wait, sends what it holds, however short, marked idle.
 async fn read(
     mut input: AsyncInput,
     batch: usize,
@@ -123,6 +125,7 @@ async fn read(
     (input.bytes_read(), clock)
 }
 
+/// Renders each batch into a buffer of its own.
 async fn count(
     mut lines: Receiver<Message<Bytes>>,
     rendered: Sender<Message<Vec<u8>>>,
@@ -140,6 +143,7 @@ async fn count(
     (count, clock)
 }
 
+/// Gathers rendered batches into large writes, and writes out at once after one marked idle.
 async fn write(
     mut output: AsyncOutput,
     mut rendered: Receiver<Message<Vec<u8>>>,
