@@ -155,7 +155,7 @@ mib_per_s() {
         eval "$feed" | eval "$cmd" | pv -f -a 2> "$report" > /dev/null || return 1
         # pv prints e.g. "[ 811MiB/s]", rewritten in place with \r; the last one is the average.
         tr '\r' '\n' < "$report" | grep -o '[0-9.]*[KMGT]\{0,1\}i\{0,1\}B/s' | tail -n 1 |
-            awk '{ n = $0 + 0; u = substr($0, length(n "") + 1)
+            awk '{ match($0, /^[0-9.]+/); n = substr($0, 1, RLENGTH) + 0; u = substr($0, RLENGTH + 1)
                    s["B/s"] = 1 / 1048576; s["KiB/s"] = 1 / 1024; s["MiB/s"] = 1
                    s["GiB/s"] = 1024; s["TiB/s"] = 1048576
                    if (!(u in s)) exit 1; printf "%.1f\n", n * s[u] }' ||
