@@ -15,15 +15,21 @@ pub struct CommonArgs {
     pub stats: bool,
 }
 
+/// The largest buffer or chunk size any binary accepts, so that a typo is a usage error rather
+/// than an allocation failure that aborts.
+pub const LARGEST_SIZE: u64 = 1 << 30;
+
 /// The buffer size of the binaries that read and write through one buffer each.
 #[derive(Debug, clap::Args)]
 pub struct BufferArgs {
-    /// Bytes per read, and output bytes gathered before a write; a longer line grows the buffer.
-    #[arg(long = "buffer-size", value_name = "BYTES", default_value_t = 128 * 1024, value_parser = positive())]
+    /// Bytes per read, and output bytes gathered before a write, at most 1 GiB; a longer line
+    /// grows the buffer.
+    #[arg(long = "buffer-size", value_name = "BYTES", default_value_t = 128 * 1024,
+          value_parser = positive_up_to(LARGEST_SIZE))]
     pub size: usize,
 }
 
-/// A parser for counts and sizes that must be at least 1: 0 or a non-number is a usage error.
-pub fn positive() -> RangedU64ValueParser<usize> {
-    RangedU64ValueParser::new().range(1..)
+/// A parser for a count or size from 1 to `most`: 0, more, or a non-number is a usage error.
+pub fn positive_up_to(most: u64) -> RangedU64ValueParser<usize> {
+    RangedU64ValueParser::new().range(1..=most)
 }

@@ -12,7 +12,7 @@ use std::thread;
 
 use clap::Parser;
 use crossbeam_channel::{Receiver, Sender, bounded};
-use pipelines::cli::{CommonArgs, positive};
+use pipelines::cli::{CommonArgs, LARGEST_SIZE, positive_up_to};
 use pipelines::exit::{self, Error};
 use pipelines::frame::Chunk;
 use pipelines::input::Input;
@@ -24,10 +24,6 @@ use pipelines::stats::{StageClock, Stats};
 /// The most threads, or queued chunks, allowed: past it they only cost memory, and soon fail.
 const MOST: u64 = 1024;
 
-/// The largest chunk size allowed, so that a typo is a usage error rather than an allocation
-/// failure.
-const LARGEST_CHUNK: u64 = 1 << 30;
-
 /// Prefix every line with [spaces: N]: chunks of lines rendered in parallel on OS threads.
 #[derive(Parser)]
 #[command(name = env!("CARGO_BIN_NAME"), version)]
@@ -35,15 +31,15 @@ struct Args {
     #[command(flatten)]
     common: CommonArgs,
     /// Worker threads rendering chunks, at most 1024 [default: the available cores]
-    #[arg(long, value_name = "N", value_parser = positive().range(1..=MOST))]
+    #[arg(long, value_name = "N", value_parser = positive_up_to(MOST))]
     threads: Option<usize>,
     /// Bytes read into a chunk before it goes to a worker, at most 1 GiB; a longer line grows
     /// its chunk.
     #[arg(long, value_name = "BYTES", default_value_t = 256 * 1024,
-          value_parser = positive().range(1..=LARGEST_CHUNK))]
+          value_parser = positive_up_to(LARGEST_SIZE))]
     chunk_size: usize,
     /// Chunks read ahead beyond one per worker, at most 1024 [default: the number of threads]
-    #[arg(long, value_name = "N", value_parser = positive().range(1..=MOST))]
+    #[arg(long, value_name = "N", value_parser = positive_up_to(MOST))]
     queue: Option<usize>,
 }
 

@@ -13,7 +13,7 @@ use std::process::ExitCode;
 use bytes::Bytes;
 use clap::Parser;
 use pipelines::async_io::{self, AsyncInput, AsyncOutput};
-use pipelines::cli::{CommonArgs, positive};
+use pipelines::cli::{CommonArgs, positive_up_to};
 use pipelines::exit::{self, Context, Error};
 use pipelines::render::render_chunk;
 use pipelines::shared_lines::SharedLines;
@@ -25,19 +25,23 @@ use tokio::task::JoinHandle;
 /// Bytes per read of input and per write of output.
 const IO_SIZE: usize = 128 * 1024;
 
+/// The most lines per message, or messages per channel: past it they only hold memory, and
+/// tokio's channels refuse capacities near `usize::MAX` by panicking.
+const MOST: u64 = 1 << 20;
+
 /// Prefix every line with [spaces: N]: reader, counter and writer tasks joined by channels.
 #[derive(Parser)]
 #[command(name = env!("CARGO_BIN_NAME"), version)]
 struct Args {
     #[command(flatten)]
     common: CommonArgs,
-    /// Lines per message between tasks.
-    #[arg(long, value_name = "LINES", default_value_t = 1, value_parser = positive())]
+    /// Lines per message between tasks, at most 1048576.
+    #[arg(long, value_name = "LINES", default_value_t = 1, value_parser = positive_up_to(MOST))]
     batch: usize,
-    /// Messages a channel holds before its sender waits.
+    /// Messages a channel holds before its sender waits, at most 1048576.
     // 32 by measurement: at --batch 1, throughput rises to about 16 and is flat up to 4096 but
     // noisy; at --batch 1000, smaller queues did slightly better. More only hold memory.
-    #[arg(long, value_name = "N", default_value_t = 32, value_parser = positive())]
+    #[arg(long, value_name = "N", default_value_t = 32, value_parser = positive_up_to(MOST))]
     queue: usize,
 }
 

@@ -110,6 +110,19 @@ pub const INVALID_ARGS: &[(&str, &[&str])] = &[
     (env!("CARGO_BIN_EXE_pipeline"), &["--batch", "0"]),
     (env!("CARGO_BIN_EXE_pipeline"), &["--queue", "0"]),
     (env!("CARGO_BIN_EXE_pipeline"), &["--batch", "many"]),
+    (
+        env!("CARGO_BIN_EXE_pipeline"),
+        &["--queue", "18446744073709551615"],
+    ),
+    (env!("CARGO_BIN_EXE_pipeline"), &["--batch", "1048577"]),
+    (
+        env!("CARGO_BIN_EXE_std-baseline"),
+        &["--buffer-size", "1073741825"],
+    ),
+    (
+        env!("CARGO_BIN_EXE_streamer"),
+        &["--buffer-size", "100000000000000"],
+    ),
 ];
 
 /// The contract, written as plainly as possible and independently of the library.
