@@ -25,6 +25,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
+use memchr::memchr;
 use pipelines_tools::latency::{Latencies, Summary, Verifier, push_line};
 
 /// Most lines in one write, so a writer that falls behind catches up in bounded pieces and at
@@ -344,7 +345,7 @@ fn receive(
         };
         let now = Instant::now();
         end += read;
-        while let Some(length) = buf[start..end].iter().position(|&byte| byte == b'\n') {
+        while let Some(length) = memchr(b'\n', &buf[start..end]) {
             let seq = verifier.check(&buf[start..start + length])?;
             start += length + 1;
             while seq >= stamp.end {
