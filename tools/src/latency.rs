@@ -232,7 +232,7 @@ mod tests {
             line(42),
             b"0000000042 w w w w w w:latency-probe-payload-abcdefghijklmnopqrstuvwxyz\n"
         );
-        assert!(line(1_234_567_890).starts_with(b"1234567890 w w w:"));
+        assert!(line(1_234_567_890).starts_with(b"1234567890:"));
         assert!(expected(42).starts_with(b"[spaces: 6]0000000042 w"));
         assert!(expected(0).starts_with(b"[spaces: 0]0000000000:"));
         assert!(expected(7).starts_with(b"[spaces: >6]0000000007 w"));
