@@ -20,14 +20,14 @@ use std::task::{Context as TaskContext, Poll, ready};
 use bytes::{Buf, BufMut, Bytes};
 use futures::future::{Either, select};
 use futures::{Sink, Stream};
-use rustix::fs::{FileType, fcntl_getfl, fcntl_setfl, fstat};
+use rustix::fs::{fcntl_getfl, fcntl_setfl, fstat};
 use tokio::io::{AsyncReadExt, AsyncWrite, Interest};
 use tokio::net::unix::pipe;
 use tokio::runtime::Runtime;
 use tokio::task::{JoinHandle, spawn_blocking};
 
 use crate::exit::{Context, Error, report};
-use crate::input::{Source, is_waiting};
+use crate::input::{Source, is_pipe, is_waiting};
 use crate::shared_lines::SharedLines;
 
 /// Runs `strategy` on `runtime`, then shuts the runtime down. Three things differ from a plain
@@ -79,13 +79,9 @@ async fn stdout_closed() -> Error {
             .await
             .is_ok_and(|ready| ready.is_error())
     {
-        return Error::new("writing stdout", io::ErrorKind::BrokenPipe.into());
+        return Error::stdout_closed();
     }
     pending().await
-}
-
-fn is_pipe(fd: BorrowedFd<'_>) -> bool {
-    fstat(fd).is_ok_and(|stat| FileType::from_raw_mode(stat.st_mode) == FileType::Fifo)
 }
 
 /// One open source: a pipe read through the reactor, or anything else through the blocking pool.

@@ -32,6 +32,11 @@ impl Error {
         }
     }
 
+    /// The reader of stdout went away, found before any write failed.
+    pub fn stdout_closed() -> Self {
+        Error::new("writing stdout", io::ErrorKind::BrokenPipe.into())
+    }
+
     /// Whether the reader of our output went away: the signal to stop quietly.
     pub fn is_broken_pipe(&self) -> bool {
         self.source.kind() == io::ErrorKind::BrokenPipe

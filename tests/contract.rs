@@ -277,6 +277,44 @@ fn closed_stdout_on_endless_input_stops_quietly() {
     }
 }
 
+/// `(echo a; sleep 30) | BIN | head -1` and `tail -f app.log | BIN | head -0`: the reader goes away
+/// while the input is open but idle, so no write fails; the binary must still stop promptly,
+/// quietly, exit 0.
+#[test]
+fn closed_stdout_on_idle_input_stops_quietly() {
+    for first_line in [None, Some(&b"first line\n"[..])] {
+        for variant in VARIANTS {
+            let mut child = variant
+                .command()
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("spawning");
+            // Held open, and written nothing more, until the child has exited.
+            let mut stdin = child.stdin.take().expect("stdin");
+            let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+            if let Some(line) = first_line {
+                stdin.write_all(line).expect("writing a line");
+                let mut out = Vec::new();
+                stdout
+                    .read_until(b'\n', &mut out)
+                    .expect("reading the first line");
+                assert_eq!(out, reference(line), "{variant}");
+            }
+            drop(stdout);
+            let finished = finish(child, Duration::from_secs(5));
+            drop(stdin);
+            assert!(
+                finished.status.success(),
+                "{variant}: {:?}",
+                finished.status
+            );
+            assert_eq!(finished.stderr, "", "{variant}");
+        }
+    }
+}
+
 /// `tail -f app.log | BIN`: each line comes out while stdin stays open. The bound is generous:
 /// this checks that nothing is held back waiting for more input, not how fast.
 #[test]

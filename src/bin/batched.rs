@@ -84,7 +84,8 @@ fn transform(args: &Args) -> Result<(), Error> {
     drop(to_writer);
 
     // The writer is this, the main thread: when stdout fails, returning ends the process at once,
-    // though the reader may be blocked in a read that never returns.
+    // though the reader may be blocked in a read that never returns. While no write comes, the
+    // reader itself notices stdout's reader going away, and ends with that error.
     let mut clock = StageClock::new("writer", args.common.stats);
     let mut in_order = Reorder::new(slots);
     for rendered in &for_writer {
@@ -99,7 +100,7 @@ fn transform(args: &Args) -> Result<(), Error> {
         }
         clock.busy();
     }
-    let (reader_clock, bytes_in) = join(reader)?;
+    let (reader_clock, bytes_in) = join(reader)??;
     stats.stages.push(reader_clock);
     for worker in workers {
         stats.stages.push(join(worker)?);
@@ -114,14 +115,15 @@ fn transform(args: &Args) -> Result<(), Error> {
 }
 
 /// The reader: fills chunks and hands on their whole lines, numbered. Returns when the input
-/// ends, or early if the writer has gone (the process is then ending).
+/// ends, or early if the writer has gone (the process is then ending); fails if stdout's reader
+/// has gone.
 fn read(
     mut input: Input,
     size: usize,
     mut pool: Pool<Slot>,
     to_workers: Sender<Slot>,
     mut clock: StageClock,
-) -> (StageClock, u64) {
+) -> Result<(StageClock, u64), Error> {
     let new_slot = move || Slot {
         number: 0,
         input: Chunk::new(size),
@@ -131,7 +133,8 @@ fn read(
     let mut chunk = Chunk::new(size);
     let mut number = 0;
     loop {
-        let read = input.read(chunk.spare());
+        // Dropping `to_workers` on the way out ends the workers, then the writer's loop.
+        let read = input.read(chunk.spare())?;
         let ended = read == 0;
         if ended {
             chunk.finish();
@@ -161,7 +164,7 @@ fn read(
     clock.busy();
     // The workers stop once this, the only sender to them, is gone.
     drop(to_workers);
-    (clock, input.bytes_read())
+    Ok((clock, input.bytes_read()))
 }
 
 /// A worker: renders chunks, each into its own slot's output buffer.

@@ -35,7 +35,7 @@ fn transform(args: &Args) -> Result<(), Error> {
     let mut lines = LineBuffer::new(args.buffer.size);
     loop {
         output.flush_if_idle(&input)?;
-        let read = input.read(lines.spare());
+        let read = input.read(lines.spare())?;
         if read == 0 {
             break;
         }
