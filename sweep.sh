@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What does batching buy? Throughput of `pipeline` against `--batch` (lines per message), and of
-# `batched` against `--threads` and `--chunk-size`, over the small log, each beside `cat` (the
+# `batched` against `--threads` and `--chunk-size`, over the big log, each beside `cat` (the
 # ceiling) and std-baseline (one loop, no batching). Every output is checked identical first. For
 # each sweep writes results/sweep-NAME.md (a markdown table, medians of REPEAT runs) and
 # results/sweep-NAME.svg (a gnuplot plot); progress goes to stderr. A sweep whose binary does not
@@ -10,10 +10,12 @@
 #   BATCHES      pipeline --batch values (default "1 2 5 10 20 50 100 200 500 1000 2000 5000 10000")
 #   THREADS      batched --threads values (default 1 to the number of cores)
 #   CHUNK_SIZES  batched --chunk-size values in bytes (default 4 KiB to 4 MiB, powers of 2)
-#   SMALL_LINES  lines of resources/stable_small.log.gz, made when missing (default 1000000)
+#   SWEEP_LOG    the data set, small or big (default big: at 1 to 2 GiB/s the small one takes
+#                well under a second a run, too short to time steadily)
+#   BIG_LINES    lines of resources/stable_big.log.gz, made when missing (default 10000000)
 #   REPEAT       timed runs per point, median reported (default 3)
-# Example, a quick smoke run: SMALL_LINES=20000 REPEAT=1 BATCHES="1 100" THREADS=1 \
-#   CHUNK_SIZES=65536 ./sweep.sh
+# Example, a quick smoke run: SWEEP_LOG=small SMALL_LINES=20000 REPEAT=1 BATCHES="1 100" \
+#   THREADS=1 CHUNK_SIZES=65536 ./sweep.sh
 
 source "$(dirname "$0")/scripts/common.sh"
 
@@ -24,7 +26,9 @@ RESULTS=$ROOT/results
 require gnuplot "sudo apt-get install gnuplot-nox"
 
 build_release
-log=$(log_plain small)
+SWEEP_LOG=${SWEEP_LOG:-big}
+log=$(log_plain "$SWEEP_LOG")
+lines=$(wc -l < "$log")
 mkdir -p "$RESULTS"
 rounds="median of $REPEAT runs"
 ((REPEAT > 1)) || rounds="one run"
@@ -50,20 +54,20 @@ sweep() {
         echo "# $bin: throughput against $option"
         echo
         echo "Machine: $(describe_machine)."
-        echo "Made by \`./sweep.sh\`: each row is \`cat stable_small.log | BINARY SETTINGS | pv -a > /dev/null\`"
-        echo "over $SMALL_LINES generated log lines ($(($(wc -c < "$log") / 1048576)) MiB), $rounds;"
+        echo "Made by \`./sweep.sh\`: each row is \`cat stable_$SWEEP_LOG.log | BINARY SETTINGS | pv -a > /dev/null\`"
+        echo "over $lines generated log lines ($(($(wc -c < "$log") / 1048576)) MiB), $rounds;"
         echo "every output was checked identical. MiB/s counts input bytes; ratio is to \`cat\` in the"
         echo "binary's place."
         echo
         print_header
-        print_rows stable_small
+        print_rows "stable_$SWEEP_LOG"
     } > "$RESULTS/$name.md"
 
     local plot=$WORK/$name.gnuplot i
     {
         echo "set terminal svg size 800,450 dynamic font 'sans,11'"
         echo "set output '$RESULTS/$name.svg'"
-        echo "set title '$bin: throughput against $option (stable\\_small.log, $rounds)'"
+        echo "set title '$bin: throughput against $option (stable\\_$SWEEP_LOG.log, $rounds)'"
         echo "set xlabel '$xlabel'; set ylabel 'MiB/s of input'"
         echo "$xscale"
         echo "set yrange [0:*]; set grid; set key outside right top"
