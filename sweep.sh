@@ -7,6 +7,7 @@
 # exist yet is skipped with a note.
 #
 # Environment (all optional; more in scripts/common.sh):
+#   SWEEPS       which sweeps to run (default "pipeline-batch batched-threads batched-chunk-size")
 #   BATCHES      pipeline --batch values (default "1 2 5 10 20 50 100 200 500 1000 2000 5000 10000")
 #   THREADS      batched --threads values (default 1 to the number of cores)
 #   CHUNK_SIZES  batched --chunk-size values in bytes (default 4 KiB to 4 MiB, powers of 2)
@@ -19,6 +20,7 @@
 
 source "$(dirname "$0")/scripts/common.sh"
 
+SWEEPS=${SWEEPS:-pipeline-batch batched-threads batched-chunk-size}
 BATCHES=${BATCHES:-1 2 5 10 20 50 100 200 500 1000 2000 5000 10000}
 THREADS=${THREADS:-$(seq -s ' ' 1 "$(nproc)")}
 CHUNK_SIZES=${CHUNK_SIZES:-$(for ((s = 4096; s <= 4194304; s *= 2)); do printf '%s ' "$s"; done)}
@@ -39,6 +41,7 @@ rounds="median of $REPEAT runs"
 sweep() {
     local name=$1 bin=$2 option=$3 divisor=$4 xlabel=$5 xscale=$6 value
     shift 6
+    [[ " $SWEEPS " == *" ${name#sweep-} "* ]] || return 0
     if ! is_binary "$bin"; then
         say "no $bin among the binaries yet: skipping the $name sweep"
         return
