@@ -160,7 +160,8 @@ fn stops_at_the_duration_when_lines_would_take_longer() {
         .and_then(|rest| rest.split(' ').next())
         .and_then(|count| count.parse().ok())
         .expect("a line count in the report");
-    assert!((100..=300).contains(&lines), "{stdout}");
+    // Lines 1 to 201 fall due in the first 0.2 s at 1000 a second.
+    assert!((1..=201).contains(&lines), "{stdout}");
 }
 
 #[test]
