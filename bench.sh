@@ -14,11 +14,12 @@
 #   STREAM_GIB  how much to stream for the peak-memory row (default 2)
 #   REPEAT      rounds; the median is reported (default 5)
 
+# Before common.sh, whose own default is 3 rounds.
+REPEAT=${REPEAT:-5}
 source "$(dirname "$0")/scripts/common.sh"
 
 DATA_MIB=${DATA_MIB:-256}
 STREAM_GIB=${STREAM_GIB:-2}
-REPEAT=${REPEAT:-5}
 require perl "sudo apt-get install perl"
 require dd "sudo apt-get install coreutils"
 [[ -x /usr/bin/time ]] || die "/usr/bin/time (for peak memory) is not installed; install it with: sudo apt-get install time"
