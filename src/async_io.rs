@@ -23,15 +23,15 @@ use futures::{Sink, Stream};
 use rustix::fs::{fcntl_getfl, fcntl_setfl, fstat};
 use tokio::io::{AsyncReadExt, AsyncWrite, Interest};
 use tokio::net::unix::pipe;
-use tokio::runtime::Runtime;
+use tokio::runtime::Builder;
 use tokio::task::{JoinHandle, spawn_blocking};
 
 use crate::exit::{Context, Error, report};
 use crate::input::{Source, is_pipe, is_waiting};
 use crate::shared_lines::SharedLines;
 
-/// Runs `strategy` on `runtime`, then shuts the runtime down. Three things differ from a plain
-/// `Runtime::block_on`:
+/// Builds the runtime (with I/O enabled) and runs `strategy` on it, then shuts it down. Three
+/// things differ from a plain `Runtime::block_on`:
 ///
 /// - When stdout is a pipe whose reader has gone, the strategy is dropped and a broken pipe
 ///   returned at once, even while it waits for input: `(echo a; sleep 30) | baseline | head -1`
@@ -41,9 +41,13 @@ use crate::shared_lines::SharedLines;
 /// - Stdin and stdout are left in the mode they came in: reading or writing a pipe through the
 ///   reactor makes it non-blocking, and that flag is shared with whoever uses the pipe next.
 pub fn block_on(
-    runtime: Runtime,
+    mut runtime: Builder,
     strategy: impl Future<Output = Result<(), Error>>,
 ) -> Result<(), Error> {
+    let runtime = runtime
+        .enable_io()
+        .build()
+        .context("starting the runtime")?;
     let (stdin, stdout) = (io::stdin(), io::stdout());
     let stdio = [stdin.as_fd(), stdout.as_fd()];
     let modes = stdio.map(|fd| fcntl_getfl(fd).ok());

@@ -5,13 +5,13 @@
 mod common;
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{DEADLINE, finish, reference, run_command};
+use common::{DEADLINE, finish, reference, run_command, spawn_piped};
 
 fn batched(args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_batched"));
@@ -27,12 +27,7 @@ const THREADS: &[&str] = &["1", "4"];
 #[test]
 fn closed_stdout_stops_it_while_the_reader_waits_on_live_input() {
     for threads in THREADS {
-        let mut child = batched(&["--threads", threads])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawning");
+        let mut child = spawn_piped(batched(&["--threads", threads]));
         let mut stdin = child.stdin.take().expect("stdin");
         let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
         stdin.write_all(b"first line\n").expect("writing a line");
@@ -59,12 +54,7 @@ fn a_stalled_consumer_holds_reading_back() {
     // Pipes of up to 1 MiB each way, and a few slots of 4 KiB chunks: well under this.
     const BOUND: u64 = 8 << 20;
     for threads in THREADS {
-        let mut child = batched(&["--threads", threads, "--chunk-size", "4096"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawning");
+        let mut child = spawn_piped(batched(&["--threads", threads, "--chunk-size", "4096"]));
         let mut stdin = child.stdin.take().expect("stdin");
         let fed = Arc::new(AtomicU64::new(0));
         let feeder = {

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use common::{
     INVALID_ARGS, TINY, VARIANTS, Variant, assert_transforms, feed, finish, reference, run_command,
+    spawn_piped,
 };
 use proptest::prelude::*;
 
@@ -248,13 +249,7 @@ fn a_directory_as_stdin_is_one_line_and_exit_1() {
 #[test]
 fn closed_stdout_on_endless_input_stops_quietly() {
     for variant in VARIANTS {
-        let mut child = variant
-            .command()
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawning");
+        let mut child = spawn_piped(variant.command());
         let mut stdin = child.stdin.take().expect("stdin");
         thread::spawn(move || {
             let block = b"y y\n".repeat(16 << 10);
@@ -284,13 +279,7 @@ fn closed_stdout_on_endless_input_stops_quietly() {
 fn closed_stdout_on_idle_input_stops_quietly() {
     for first_line in [None, Some(&b"first line\n"[..])] {
         for variant in VARIANTS {
-            let mut child = variant
-                .command()
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .expect("spawning");
+            let mut child = spawn_piped(variant.command());
             // Held open, and written nothing more, until the child has exited.
             let mut stdin = child.stdin.take().expect("stdin");
             let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
@@ -320,13 +309,7 @@ fn closed_stdout_on_idle_input_stops_quietly() {
 #[test]
 fn live_lines_come_out_while_stdin_stays_open() {
     for variant in VARIANTS {
-        let mut child = variant
-            .command()
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawning");
+        let mut child = spawn_piped(variant.command());
         let mut stdin = child.stdin.take().expect("stdin");
         let stdout = child.stdout.take().expect("stdout");
         let (lines, received) = mpsc::channel();

@@ -14,7 +14,7 @@ use bytes::Bytes;
 use clap::Parser;
 use pipelines::async_io::{self, AsyncInput, AsyncOutput};
 use pipelines::cli::{CommonArgs, positive_up_to};
-use pipelines::exit::{self, Context, Error};
+use pipelines::exit::{self, Error};
 use pipelines::render::render_chunk;
 use pipelines::shared_lines::SharedLines;
 use pipelines::stats::{StageClock, Stats};
@@ -55,11 +55,7 @@ struct Message<T> {
 fn main() -> ExitCode {
     let args = Args::parse();
     exit::run(env!("CARGO_BIN_NAME"), || {
-        let runtime = Builder::new_multi_thread()
-            .enable_io()
-            .build()
-            .context("starting the runtime")?;
-        async_io::block_on(runtime, transform(&args))
+        async_io::block_on(Builder::new_multi_thread(), transform(&args))
     })
 }
 

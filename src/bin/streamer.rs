@@ -10,7 +10,7 @@ use clap::Parser;
 use futures::StreamExt;
 use pipelines::async_io::{self, AsyncInput, AsyncOutput};
 use pipelines::cli::{BufferArgs, CommonArgs};
-use pipelines::exit::{self, Context, Error};
+use pipelines::exit::{self, Error};
 use pipelines::render::render_shared;
 use pipelines::stats::Stats;
 use tokio::runtime::Builder;
@@ -32,11 +32,7 @@ fn main() -> ExitCode {
         // parallel, and the multi-thread runtime only moves the reactor onto another thread, so
         // every wake-up crosses threads. 1.1 GB of logs through pipes, median of 9:
         // current-thread 1285 ms, multi-thread 1489 ms.
-        let runtime = Builder::new_current_thread()
-            .enable_io()
-            .build()
-            .context("starting the runtime")?;
-        async_io::block_on(runtime, transform(&args))
+        async_io::block_on(Builder::new_current_thread(), transform(&args))
     })
 }
 

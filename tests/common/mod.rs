@@ -213,14 +213,19 @@ pub fn feed(stdin: ChildStdin, input: Vec<u8>) {
     });
 }
 
-/// Runs `command` with `input` on stdin, to completion.
-pub fn run_command(mut command: Command, input: &[u8]) -> Finished {
-    let mut child = command
+/// Starts `command` with stdin, stdout and stderr all pipes of ours.
+pub fn spawn_piped(mut command: Command) -> Child {
+    command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("spawning the binary");
+        .expect("spawning the binary")
+}
+
+/// Runs `command` with `input` on stdin, to completion.
+pub fn run_command(command: Command, input: &[u8]) -> Finished {
+    let mut child = spawn_piped(command);
     feed(child.stdin.take().expect("stdin is piped"), input.to_vec());
     finish(child, DEADLINE)
 }
