@@ -6,7 +6,7 @@ mod common;
 use std::fs::{self, File};
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
-use std::process::Stdio;
+use std::process::{Child, ChildStdout, Stdio};
 use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
@@ -256,20 +256,29 @@ fn closed_stdout_on_endless_input_stops_quietly() {
             while stdin.write_all(&block).is_ok() {}
         });
         let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
-        let mut first = Vec::new();
-        stdout
-            .read_until(b'\n', &mut first)
-            .expect("reading the first line");
-        assert_eq!(first, b"[spaces: 1]y y\n", "{variant}");
+        assert_eq!(read_line(&mut stdout), b"[spaces: 1]y y\n", "{variant}");
         drop(stdout);
-        let finished = finish(child, Duration::from_secs(10));
-        assert!(
-            finished.status.success(),
-            "{variant}: {:?}",
-            finished.status
-        );
-        assert_eq!(finished.stderr, "", "{variant}");
+        assert_stops_quietly(variant, child, Duration::from_secs(10));
     }
+}
+
+/// The next line of a child's output.
+fn read_line(stdout: &mut BufReader<ChildStdout>) -> Vec<u8> {
+    let mut line = Vec::new();
+    stdout.read_until(b'\n', &mut line).expect("reading a line");
+    line
+}
+
+/// Waits for `child`, whose reader has gone, to end by itself within `deadline`, as a filter
+/// should: exit 0, nothing on stderr.
+fn assert_stops_quietly(variant: &Variant, child: Child, deadline: Duration) {
+    let finished = finish(child, deadline);
+    assert!(
+        finished.status.success(),
+        "{variant}: {:?}",
+        finished.status
+    );
+    assert_eq!(finished.stderr, "", "{variant}");
 }
 
 /// `(echo a; sleep 30) | BIN | head -1` and `tail -f app.log | BIN | head -0`: the reader goes away
@@ -285,21 +294,11 @@ fn closed_stdout_on_idle_input_stops_quietly() {
             let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
             if let Some(line) = first_line {
                 stdin.write_all(line).expect("writing a line");
-                let mut out = Vec::new();
-                stdout
-                    .read_until(b'\n', &mut out)
-                    .expect("reading the first line");
-                assert_eq!(out, reference(line), "{variant}");
+                assert_eq!(read_line(&mut stdout), reference(line), "{variant}");
             }
             drop(stdout);
-            let finished = finish(child, Duration::from_secs(5));
+            assert_stops_quietly(variant, child, Duration::from_secs(5));
             drop(stdin);
-            assert!(
-                finished.status.success(),
-                "{variant}: {:?}",
-                finished.status
-            );
-            assert_eq!(finished.stderr, "", "{variant}");
         }
     }
 }
