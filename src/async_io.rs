@@ -28,6 +28,7 @@ use tokio::task::{JoinHandle, spawn_blocking};
 
 use crate::exit::{Context, Error, report};
 use crate::input::{Source, is_pipe, is_waiting};
+use crate::output::open_stdout;
 use crate::shared_lines::SharedLines;
 
 /// Builds the runtime (with I/O enabled) and runs `strategy` on it, then shuts it down. Three
@@ -256,11 +257,7 @@ impl AsyncOutput {
     /// Stdout, written in pieces of about `write_size` bytes. Must be called on a runtime with
     /// I/O enabled.
     pub fn stdout(write_size: usize) -> Result<Self, Error> {
-        let file = io::stdout()
-            .as_fd()
-            .try_clone_to_owned()
-            .map(File::from)
-            .context("opening stdout")?;
+        let file = open_stdout()?;
         // Non-blocking mode belongs to the pipe, not the descriptor: if stderr writes into the
         // same pipe, a message on it could fail with "try again" while the pipe is full.
         let writer = if is_pipe(file.as_fd()) && !same_file(file.as_fd(), io::stderr().as_fd()) {

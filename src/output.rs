@@ -27,13 +27,8 @@ pub struct Output {
 impl Output {
     /// Stdout, written in pieces of about `write_size` bytes.
     pub fn stdout(write_size: usize) -> Result<Self, Error> {
-        let stdout = io::stdout()
-            .as_fd()
-            .try_clone_to_owned()
-            .map(File::from)
-            .context("opening stdout")?;
         Ok(Output {
-            stdout,
+            stdout: open_stdout()?,
             pending: Vec::with_capacity(write_size),
             write_size,
             bytes_written: 0,
@@ -88,4 +83,14 @@ impl Output {
     pub fn bytes_written(&self) -> u64 {
         self.bytes_written
     }
+}
+
+/// Stdout, duplicated into a plain `File`: writes go straight to the descriptor, bypassing std's
+/// line buffering, in the sizes the caller gathers.
+pub fn open_stdout() -> Result<File, Error> {
+    io::stdout()
+        .as_fd()
+        .try_clone_to_owned()
+        .map(File::from)
+        .context("opening stdout")
 }
