@@ -35,6 +35,7 @@ pub mod input;
 pub mod output;
 pub mod parallel;
 pub mod pipe;
+pub mod quote;
 pub mod render;
 pub mod shared_lines;
 pub mod spaces;
