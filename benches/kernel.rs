@@ -8,8 +8,8 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use pipelines::render::render_line;
-use pipelines::spaces::count_spaces;
+use pipelines::kernel::count_spaces;
+use pipelines::kernel::render_line;
 
 /// One line of each shape, without its `\n`.
 fn shapes() -> Vec<(&'static str, Vec<u8>)> {

@@ -26,7 +26,7 @@ use criterion::{
 };
 use crossbeam_channel::{Receiver, bounded, unbounded};
 use pipelines::frame::{Chunk, LineBuffer};
-use pipelines::render::{render_chunk, render_line};
+use pipelines::kernel::{render_chunk, render_line};
 use pipelines::shared_lines::SharedLines;
 use tokio::runtime::{Builder, Runtime};
 use tokio::sync::mpsc::channel;

@@ -9,14 +9,13 @@
 //! everything else lives here, once:
 //!
 //! ```text
-//! input ──► frame ──► [ strategy: loop | task | stream | channels | threads ] ──► render ──► output
+//! input ──► frame ──► [ strategy: loop | task | stream | channels | threads ] ──► kernel ──► output
 //! ```
 //!
 //! | module | holds |
 //! | --- | --- |
-//! | [`spaces`] | the kernel: spaces in a line, capped at 7; the header table |
+//! | [`kernel`] | spaces in a line, capped at 7; headers; a line or a chunk rendered |
 //! | [`frame`] | complete lines, or chunks cut at line ends, out of reusable buffers |
-//! | [`render`] | header + line + `\n` into an output buffer |
 //! | [`input`] | stdin or FILEs as one stream; the unreadable-FILE rule |
 //! | [`output`] | large writes; write out when input goes idle |
 //! | [`async_io`] | the same input and output for tokio, awaited; the runtime's closed-stdout rule |
@@ -32,10 +31,9 @@ pub mod cli;
 pub mod exit;
 pub mod frame;
 pub mod input;
+pub mod kernel;
 pub mod output;
 pub mod parallel;
 pub mod pipe;
-pub mod render;
 pub mod shared_lines;
-pub mod spaces;
 pub mod stats;

@@ -10,7 +10,7 @@ use pipelines::async_io::{self, AsyncInput, AsyncOutput};
 use pipelines::cli::{BufferArgs, CommonArgs};
 use pipelines::exit::{self, Error};
 use pipelines::frame::LineBuffer;
-use pipelines::render::render_line;
+use pipelines::kernel::render_line;
 use pipelines::stats::Stats;
 use tokio::runtime::Builder;
 

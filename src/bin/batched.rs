@@ -16,9 +16,9 @@ use pipelines::cli::{CommonArgs, LARGEST_SIZE, positive_up_to};
 use pipelines::exit::{self, Error};
 use pipelines::frame::Chunk;
 use pipelines::input::Input;
+use pipelines::kernel::render_chunk;
 use pipelines::output::Output;
 use pipelines::parallel::{OnPanic, Pool, Reorder, join, spawn};
-use pipelines::render::render_chunk;
 use pipelines::stats::{StageClock, Stats};
 
 /// The most threads, or queued chunks, allowed: past it they only cost memory, and soon fail.

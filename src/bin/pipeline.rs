@@ -15,7 +15,7 @@ use clap::Parser;
 use pipelines::async_io::{self, AsyncInput, AsyncOutput};
 use pipelines::cli::{CommonArgs, positive_up_to};
 use pipelines::exit::{self, Error};
-use pipelines::render::render_chunk;
+use pipelines::kernel::render_chunk;
 use pipelines::shared_lines::SharedLines;
 use pipelines::stats::{StageClock, Stats};
 use tokio::runtime::Builder;

@@ -9,8 +9,8 @@ use pipelines::cli::{BufferArgs, CommonArgs};
 use pipelines::exit::{self, Error};
 use pipelines::frame::LineBuffer;
 use pipelines::input::Input;
+use pipelines::kernel::render_line;
 use pipelines::output::Output;
-use pipelines::render::render_line;
 use pipelines::stats::Stats;
 
 /// Prefix every line with [spaces: N]: one thread, one loop, a line at a time.

@@ -11,7 +11,7 @@ use futures::StreamExt;
 use pipelines::async_io::{self, AsyncInput, AsyncOutput};
 use pipelines::cli::{BufferArgs, CommonArgs};
 use pipelines::exit::{self, Error};
-use pipelines::render::render_shared;
+use pipelines::kernel::render_shared;
 use pipelines::stats::Stats;
 use tokio::runtime::Builder;
 
