@@ -14,7 +14,7 @@
 //!
 //! | module | holds |
 //! | --- | --- |
-//! | [`kernel`] | spaces in a line, capped at 7; headers; a line or a chunk rendered |
+//! | [`kernel`] | spaces in a line, capped at 7; headers; a line or a chunk rendered (SIMD chosen at run time) |
 //! | [`frame`] | complete lines, or chunks cut at line ends, out of reusable buffers |
 //! | [`input`] | stdin or FILEs as one stream; the unreadable-FILE rule |
 //! | [`output`] | large writes; write out when input goes idle |

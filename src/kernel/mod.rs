@@ -3,10 +3,25 @@
 //!
 //! Only 0 to 6 are told apart; everything from 7 up shares the header `>6`, so counting may stop
 //! there. Tabs, `\r` and other white space are not spaces.
+//!
+//! A line at a time, [`render_line`] counts with [`count_spaces`]. A chunk at a time,
+//! [`render_chunk`] scans 64-byte blocks into one bit a byte for newlines and one for spaces, so
+//! that each line's count is the popcount of the space bits between two newline bits. How a block
+//! becomes bitmasks is the only thing that differs between CPUs: one file per [`Implementation`],
+//! chosen once at run time from what the CPU can run.
+
+use std::ops::Range;
+use std::ptr;
+use std::sync::OnceLock;
 
 use bytes::buf::Chain;
 use bytes::{Buf, Bytes};
-use memchr::memchr_iter;
+
+#[cfg(target_arch = "x86_64")]
+mod avx2;
+mod portable;
+#[cfg(target_arch = "x86_64")]
+mod sse2;
 
 /// The count at which headers stop telling counts apart.
 pub const SPACES_CAP: usize = 7;
@@ -67,26 +82,244 @@ pub fn render_shared(line: Bytes) -> Chain<Chain<&'static [u8], Bytes>, &'static
     header(&line).chain(line).chain(&b"\n"[..])
 }
 
-/// Appends the rendering of every line in `chunk` to `out` and returns how many lines that was.
+/// Appends the rendering of every line in `chunk` to `out` and returns how many lines that was,
+/// with the fastest [`Implementation`] this CPU runs (chosen on the first call).
 ///
 /// `chunk` holds whole lines, each ending in `\n`, except that the last may lack it (the input's
 /// final line); that one gets its `\n` added. An empty chunk renders to nothing.
+#[inline]
 pub fn render_chunk(out: &mut Vec<u8>, chunk: &[u8]) -> u64 {
+    static CHOSEN: OnceLock<ChunkKernel> = OnceLock::new();
+    let kernel = CHOSEN.get_or_init(|| {
+        Implementation::ALL
+            .into_iter()
+            .find_map(Implementation::kernel)
+            .expect("the portable implementation runs everywhere")
+    });
+    kernel(out, chunk)
+}
+
+/// A chunk renderer, safe to call: one is handed out only where the CPU runs it.
+type ChunkKernel = fn(&mut Vec<u8>, &[u8]) -> u64;
+
+/// The ways to render a chunk, fastest first. Every one gives the same bytes; [`render_chunk`]
+/// uses the first that the CPU runs, and tests and benchmarks can force each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Implementation {
+    /// x86-64 with AVX2, POPCNT and BMI1: two 32-byte compares a block, hardware popcount.
+    Avx2,
+    /// The x86-64 baseline: four 16-byte compares a block, popcount in ordinary instructions.
+    Sse2,
+    /// Any target, safe code only: eight bytes at a time in a `u64` (SWAR).
+    Portable,
+}
+
+impl Implementation {
+    /// Every implementation, fastest first.
+    pub const ALL: [Implementation; 3] = [Self::Avx2, Self::Sse2, Self::Portable];
+
+    /// The implementations this CPU runs, fastest first.
+    pub fn available() -> Vec<Implementation> {
+        Self::ALL
+            .into_iter()
+            .filter(|implementation| implementation.is_available())
+            .collect()
+    }
+
+    /// Whether this CPU runs this implementation.
+    pub fn is_available(self) -> bool {
+        self.kernel().is_some()
+    }
+
+    /// [`render_chunk`] with this implementation.
+    ///
+    /// # Panics
+    ///
+    /// If this CPU does not run it (see [`Implementation::available`]).
+    pub fn render_chunk(self, out: &mut Vec<u8>, chunk: &[u8]) -> u64 {
+        let kernel = self
+            .kernel()
+            .unwrap_or_else(|| panic!("this CPU does not run the {self:?} kernel"));
+        kernel(out, chunk)
+    }
+
+    /// This implementation's renderer, if this CPU runs it.
+    fn kernel(self) -> Option<ChunkKernel> {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Self::Avx2 => avx2::kernel(),
+            #[cfg(target_arch = "x86_64")]
+            Self::Sse2 => Some(sse2::render_chunk),
+            Self::Portable => Some(portable::render_chunk),
+            #[cfg(not(target_arch = "x86_64"))]
+            Self::Avx2 | Self::Sse2 => None,
+        }
+    }
+}
+
+/// The bytes each block scan covers: one bit of a `u64` a byte.
+const BLOCK: usize = 64;
+
+/// Where newlines and spaces lie in a block: bit `i` stands for the block's byte `i`.
+#[derive(Clone, Copy)]
+struct Masks {
+    newlines: u64,
+    spaces: u64,
+}
+
+/// What an implementation supplies: the masks of one block. Everything else is shared, in
+/// [`render_blocks`], which each implementation instantiates inside a function compiled for its
+/// own CPU features, so that `count_ones` and `trailing_zeros` become single instructions where
+/// the CPU has them.
+trait BlockScan: Copy {
+    fn masks(self, block: &[u8; BLOCK]) -> Masks;
+}
+
+/// [`render_chunk`] over blocks scanned by `scan`.
+#[inline(always)]
+fn render_blocks<S: BlockScan>(scan: S, out: &mut Vec<u8>, chunk: &[u8]) -> u64 {
     // Headers add at most 12 bytes a line; reserving for the worst case up front would double
     // the buffer for long-line input, so reserve the common case and let `Vec` grow if needed.
-    out.reserve(chunk.len() + chunk.len() / 8 + 16);
-    let mut start = 0;
-    let mut lines = 0;
-    for end in memchr_iter(b'\n', chunk) {
-        render_line(out, &chunk[start..end]);
-        start = end + 1;
-        lines += 1;
+    out.reserve(chunk.len() + chunk.len() / 8 + HEADER_STORE);
+    let mut lines = LineCursor::default();
+    let (blocks, rest) = chunk.as_chunks::<BLOCK>();
+    for base in (0..blocks.len() * BLOCK).step_by(BLOCK) {
+        lines.block(out, chunk, base, scan.masks(&blocks[base / BLOCK]));
     }
-    if start < chunk.len() {
-        render_line(out, &chunk[start..]);
-        lines += 1;
+    if !rest.is_empty() {
+        // The last partial block is scanned from a zero-padded copy, so no read passes the
+        // chunk's end; zero is neither a newline nor a space.
+        let mut padded = [0; BLOCK];
+        padded[..rest.len()].copy_from_slice(rest);
+        lines.block(out, chunk, blocks.len() * BLOCK, scan.masks(&padded));
     }
-    lines
+    if lines.start < chunk.len() {
+        emit(out, chunk, lines.start..chunk.len(), lines.spaces);
+        out.push(b'\n');
+        lines.count += 1;
+    }
+    lines.count
+}
+
+/// How far [`render_blocks`] has got: the start of the line not yet written, the spaces seen in
+/// it so far, and how many lines were written.
+#[derive(Default)]
+struct LineCursor {
+    start: usize,
+    spaces: usize,
+    count: u64,
+}
+
+impl LineCursor {
+    /// Writes every line that ends in the block at `base` in `chunk`, and carries the spaces
+    /// after its last newline on to the next block.
+    #[inline(always)]
+    fn block(&mut self, out: &mut Vec<u8>, chunk: &[u8], base: usize, masks: Masks) {
+        let Masks {
+            mut newlines,
+            mut spaces,
+        } = masks;
+        while newlines != 0 {
+            // The bits up to and including the first newline: the rest of the current line.
+            let through = newlines ^ (newlines - 1);
+            let end = base + newlines.trailing_zeros() as usize;
+            let count = self.spaces + (spaces & through).count_ones() as usize;
+            emit(out, chunk, self.start..end + 1, count);
+            spaces &= !through;
+            newlines &= newlines - 1;
+            self.start = end + 1;
+            self.spaces = 0;
+            self.count += 1;
+        }
+        // No cap needed: a count never exceeds the chunk's length.
+        self.spaces += spaces.count_ones() as usize;
+    }
+}
+
+/// The bytes one header store writes: every header padded to one 16-byte store.
+const HEADER_STORE: usize = 16;
+
+/// `HEADERS`, each padded to [`HEADER_STORE`] bytes, with its real length.
+const PADDED_HEADERS: [([u8; HEADER_STORE], usize); SPACES_CAP + 1] = {
+    let mut padded = [([0; HEADER_STORE], 0); SPACES_CAP + 1];
+    let mut n = 0;
+    while n <= SPACES_CAP {
+        let header = HEADERS[n];
+        let mut i = 0;
+        while i < header.len() {
+            padded[n].0[i] = header[i];
+            i += 1;
+        }
+        padded[n].1 = header.len();
+        n += 1;
+    }
+    padded
+};
+
+/// The bytes a line is copied by at a time: one 32-byte vector move where the CPU has AVX, two
+/// 16-byte ones on the x86-64 baseline.
+const COPY: usize = 64;
+
+/// Appends the header for `spaces` (any count; capped here) and then `chunk[line]` as it is.
+///
+/// Every write is a fixed-size one, a single vector move instead of a call to `memcpy`: the
+/// header as one 16-byte store of its padded form, and the line in whole [`COPY`]-byte pieces,
+/// the last of which runs on past the line's end (into bytes the next write overwrites) as long
+/// as the chunk holds the bytes it reads. Room for the overshoot is reserved first.
+#[inline(always)]
+fn emit(out: &mut Vec<u8>, chunk: &[u8], line: Range<usize>, spaces: usize) {
+    let (store, header_length) = PADDED_HEADERS[spaces.min(SPACES_CAP)];
+    let from = &chunk[line.clone()];
+    let readable = chunk.len() - line.start;
+    out.reserve(HEADER_STORE + from.len() + COPY);
+    let start = out.len();
+    // SAFETY: the reserve above leaves room for HEADER_STORE + from.len() + COPY bytes from
+    // `start`. The header store writes HEADER_STORE of them. The pieces start at offsets below
+    // from.len(), so each ends before header_length + from.len() + COPY <= that room, and reads
+    // end before line.start + from.len() + COPY <= chunk.len(), inside the chunk. Every byte up
+    // to the new length was written: the header's, then the line's.
+    unsafe {
+        let header_at = out.as_mut_ptr().add(start);
+        header_at
+            .cast::<[u8; HEADER_STORE]>()
+            .write_unaligned(store);
+        let line_at = header_at.add(header_length);
+        if readable >= from.len() + COPY {
+            // A line holds at least its `\n`, or is a non-empty final line: one piece at least.
+            let mut offset = 0;
+            loop {
+                let piece = from
+                    .as_ptr()
+                    .add(offset)
+                    .cast::<[u8; COPY]>()
+                    .read_unaligned();
+                line_at
+                    .add(offset)
+                    .cast::<[u8; COPY]>()
+                    .write_unaligned(piece);
+                offset += COPY;
+                if offset >= from.len() {
+                    break;
+                }
+            }
+        } else {
+            copy_near_the_end(from, line_at);
+        }
+        out.set_len(start + header_length + from.len());
+    }
+}
+
+/// The line copy of [`emit`] for the few lines too near the chunk's end for whole pieces: a call
+/// kept out of line so that the common path keeps its registers.
+///
+/// # Safety
+///
+/// `to` has room for `from.len()` bytes.
+#[cold]
+#[inline(never)]
+unsafe fn copy_near_the_end(from: &[u8], to: *mut u8) {
+    // SAFETY: the caller guarantees the room; a slice and a buffer being written never overlap.
+    unsafe { ptr::copy_nonoverlapping(from.as_ptr(), to, from.len()) }
 }
 
 #[cfg(test)]
@@ -130,12 +363,9 @@ mod tests {
             assert_eq!(*header, format!("[spaces: {n}]").as_bytes());
         }
         assert_eq!(header(b"a b c d e f g h"), b"[spaces: >6]");
-    }
-
-    fn rendered(chunk: &[u8]) -> (Vec<u8>, u64) {
-        let mut out = Vec::new();
-        let lines = render_chunk(&mut out, chunk);
-        (out, lines)
+        for (header, (store, length)) in HEADERS.iter().zip(PADDED_HEADERS) {
+            assert_eq!(*header, &store[..length]);
+        }
     }
 
     #[test]
@@ -155,14 +385,43 @@ mod tests {
         }
     }
 
+    /// The chunk edges, through the dispatching entry point and every implementation this CPU
+    /// runs (tests/kernel.rs checks them all against the reference model at length).
     #[test]
     fn chunk_edges() {
-        assert_eq!(rendered(b""), (b"".to_vec(), 0));
-        assert_eq!(rendered(b"\n"), (b"[spaces: 0]\n".to_vec(), 1));
-        assert_eq!(rendered(b"a b"), (b"[spaces: 1]a b\n".to_vec(), 1));
+        let cases: [(&[u8], &[u8], u64); 5] = [
+            (b"", b"", 0),
+            (b"\n", b"[spaces: 0]\n", 1),
+            (b"a b", b"[spaces: 1]a b\n", 1),
+            (
+                b"a b\n\nc",
+                b"[spaces: 1]a b\n[spaces: 0]\n[spaces: 0]c\n",
+                3,
+            ),
+            (b"       x\r\n", b"[spaces: >6]       x\r\n", 1),
+        ];
+        let mut renderers: Vec<(String, ChunkKernel)> = vec![("dispatch".into(), render_chunk)];
+        for implementation in Implementation::available() {
+            renderers.push((
+                format!("{implementation:?}"),
+                implementation.kernel().unwrap(),
+            ));
+        }
+        for (name, render) in renderers {
+            for (chunk, expected, lines) in cases {
+                let mut out = Vec::new();
+                assert_eq!(render(&mut out, chunk), lines, "{name} on {chunk:?}");
+                assert_eq!(out, expected, "{name} on {chunk:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_portable_implementation_is_always_available() {
+        assert!(Implementation::available().contains(&Implementation::Portable));
         assert_eq!(
-            rendered(b"a b\n\nc"),
-            (b"[spaces: 1]a b\n[spaces: 0]\n[spaces: 0]c\n".to_vec(), 3)
+            Implementation::Sse2.is_available(),
+            cfg!(target_arch = "x86_64")
         );
     }
 }
