@@ -183,8 +183,10 @@ fn render_blocks<S: BlockScan>(scan: S, out: &mut Vec<u8>, chunk: &[u8]) -> u64 
     out.reserve(chunk.len() + chunk.len() / 8 + HEADER_STORE);
     let mut lines = LineCursor::default();
     let (blocks, rest) = chunk.as_chunks::<BLOCK>();
-    for base in (0..blocks.len() * BLOCK).step_by(BLOCK) {
-        lines.block(out, chunk, base, scan.masks(&blocks[base / BLOCK]));
+    for block in blocks {
+        // The block's offset in the chunk from its address: the loop then keeps one counter.
+        let base = block.as_ptr() as usize - chunk.as_ptr() as usize;
+        lines.block(out, chunk, base, scan.masks(block));
     }
     if !rest.is_empty() {
         // The last partial block is scanned from a zero-padded copy, so no read passes the
@@ -256,39 +258,38 @@ const PADDED_HEADERS: [([u8; HEADER_STORE], usize); SPACES_CAP + 1] = {
     padded
 };
 
-/// The bytes a line is copied by at a time: one 32-byte vector move where the CPU has AVX, two
+/// The bytes a line is copied by at a time: two 32-byte vector moves where the CPU has AVX, four
 /// 16-byte ones on the x86-64 baseline.
 const COPY: usize = 64;
 
 /// Appends the header for `spaces` (any count; capped here) and then `chunk[line]` as it is.
 ///
-/// Every write is a fixed-size one, a single vector move instead of a call to `memcpy`: the
-/// header as one 16-byte store of its padded form, and the line in whole [`COPY`]-byte pieces,
-/// the last of which runs on past the line's end (into bytes the next write overwrites) as long
-/// as the chunk holds the bytes it reads. Room for the overshoot is reserved first.
+/// Every write is a fixed-size one, a few vector moves instead of a call to `memcpy`: the header
+/// as one 16-byte store of its padded form, and the line in whole [`COPY`]-byte pieces, the last
+/// of which runs on past the line's end (into bytes the next write overwrites) as long as the
+/// chunk holds the bytes it reads. Room for the overshoot is reserved first.
 #[inline(always)]
 fn emit(out: &mut Vec<u8>, chunk: &[u8], line: Range<usize>, spaces: usize) {
     let (store, header_length) = PADDED_HEADERS[spaces.min(SPACES_CAP)];
-    let from = &chunk[line.clone()];
-    let readable = chunk.len() - line.start;
-    out.reserve(HEADER_STORE + from.len() + COPY);
+    let length = line.end - line.start;
+    out.reserve(HEADER_STORE + length + COPY);
     let start = out.len();
-    // SAFETY: the reserve above leaves room for HEADER_STORE + from.len() + COPY bytes from
-    // `start`. The header store writes HEADER_STORE of them. The pieces start at offsets below
-    // from.len(), so each ends before header_length + from.len() + COPY <= that room, and reads
-    // end before line.start + from.len() + COPY <= chunk.len(), inside the chunk. Every byte up
-    // to the new length was written: the header's, then the line's.
+    // SAFETY: the reserve above leaves room for HEADER_STORE + length + COPY bytes from `start`.
+    // The header store writes HEADER_STORE of them. The pieces start at offsets below `length`,
+    // so each write ends before header_length + length + COPY <= that room, and each read ends
+    // before length + COPY = readable.len(), inside the chunk. Every byte up to the new length
+    // was written: the header's, then the line's.
     unsafe {
         let header_at = out.as_mut_ptr().add(start);
         header_at
             .cast::<[u8; HEADER_STORE]>()
             .write_unaligned(store);
         let line_at = header_at.add(header_length);
-        if readable >= from.len() + COPY {
+        if let Some(readable) = chunk.get(line.start..line.end + COPY) {
             // A line holds at least its `\n`, or is a non-empty final line: one piece at least.
             let mut offset = 0;
             loop {
-                let piece = from
+                let piece = readable
                     .as_ptr()
                     .add(offset)
                     .cast::<[u8; COPY]>()
@@ -298,14 +299,14 @@ fn emit(out: &mut Vec<u8>, chunk: &[u8], line: Range<usize>, spaces: usize) {
                     .cast::<[u8; COPY]>()
                     .write_unaligned(piece);
                 offset += COPY;
-                if offset >= from.len() {
+                if offset >= length {
                     break;
                 }
             }
         } else {
-            copy_near_the_end(from, line_at);
+            copy_near_the_end(&chunk[line], line_at);
         }
-        out.set_len(start + header_length + from.len());
+        out.set_len(start + header_length + length);
     }
 }
 
