@@ -6,7 +6,8 @@ use std::arch::x86_64::{
     __m256i, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_movemask_epi8, _mm256_set1_epi8,
 };
 
-use super::{BLOCK, BlockScan, ChunkKernel, Masks, render_blocks};
+use super::ChunkKernel;
+use super::blocks::{BLOCK, BlockScan, Masks, render_blocks};
 
 /// The renderer, if this CPU has every feature it is compiled for.
 pub(super) fn kernel() -> Option<ChunkKernel> {

@@ -7,7 +7,7 @@ use std::arch::x86_64::{
     __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8,
 };
 
-use super::{BLOCK, BlockScan, Masks, render_blocks};
+use super::blocks::{BLOCK, BlockScan, Masks, render_blocks};
 
 /// [`super::render_chunk`] with the SSE2 block scan.
 pub(super) fn render_chunk(out: &mut Vec<u8>, chunk: &[u8]) -> u64 {
