@@ -1,15 +1,16 @@
 //! The kernel over line shapes, as the original experiment's string bench: how fast spaces are
-//! counted, and a line rendered, for short, long, indented and space-free lines.
+//! counted, and a line rendered, for short, long, indented and space-free lines; and a whole chunk
+//! rendered by each implementation this CPU runs, beside the per-line loop it replaced.
 //!
 //! `cargo bench --bench kernel` (criterion's flags after `--`, e.g. `-- --quick` or
-//! `-- count_spaces`).
+//! `-- render_chunk`).
 
 use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use pipelines::render::render_line;
-use pipelines::spaces::count_spaces;
+use memchr::memchr_iter;
+use pipelines::kernel::{Implementation, count_spaces, render_line};
 
 /// One line of each shape, without its `\n`.
 fn shapes() -> Vec<(&'static str, Vec<u8>)> {
@@ -52,12 +53,99 @@ fn kernel(c: &mut Criterion) {
     group.finish();
 }
 
+/// The first lines of `gen-logs --seed 1` (the harness's log data), a mix of access-log lines
+/// and short ones, 142 bytes a line on average (the whole data set: 134).
+const LOG_LINES: &str = r#"66.164.117.68 - - [01/Jan/2024:00:00:02 -0700] "GET /import/cart/beta/support HTTP/1.0" 304 13745 "https://www.stream.biz/portal/mobile/engine" "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.1 Safari/605.1.15"
+114.146.138.250 - - [01/Jan/2024:00:00:02 -0700] "GET /files/network?id=44202 HTTP/2.0" 401 12101 "https://www.cluster.info/v1/profile/report/cache" "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.6099.43 Mobile Safari/537.36"
+61.211.236.145 - - [01/Jan/2024:00:00:02 -0700] "GET /beta/dashboard HTTP/1.1" 201 45203 "-" "curl/8.4.0"
+219.233.238.22 - - [01/Jan/2024:00:00:04 -0700] "GET /mobile/search/cache.html HTTP/2.0" 201 26175 "https://www.network.com/settings/orders/search/batch" "curl/8.4.0"
+29.174.1.247 - - [01/Jan/2024:00:00:04 -0700] "HEAD /auth/alpha HTTP/1.1" 404 25231 "https://www.docs.info/widgets/beta.php" "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.6099.43 Mobile Safari/537.36"
+27.90.75.83 - - [01/Jan/2024:00:00:04 -0700] "PATCH /v1/dashboard/files HTTP/1.1" 400 3381
+120.104.5.82 - - [01/Jan/2024:00:00:04 -0700] "GET /dashboard/assets/import.png HTTP/1.0" 200 5967 "-" "Wget/1.21.4"
+63.220.161.38 - - [01/Jan/2024:00:00:05 -0700] "GET /engine/status/billing/alpha HTTP/2.0" 200 24272
+167.49.161.123 - data [01/Jan/2024:00:00:05 -0700] "POST /v1/admin/logout/status HTTP/2.0" 200 15393
+106.104.69.186 - - [01/Jan/2024:00:00:05 -0700] "PATCH /widgets/status/profile?id=58828 HTTP/2.0" 500 12110 "https://www.content.info/users/batch" "Mozilla/5.0 (iPhone; CPU iPhone OS 17_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.1 Mobile/15E148 Safari/604.1"
+    assets
+246.245.123.248 - - [01/Jan/2024:00:00:07 -0700] "GET /content/widgets/mobile/alpha HTTP/1.1" 204 28191
+47.165.39.100 - - [01/Jan/2024:00:00:08 -0700] "GET /images HTTP/1.0" 200 23232
+231.157.83.129 - - [01/Jan/2024:00:00:10 -0700] "HEAD /status/profile/stream/config HTTP/1.0" 200 25748
+154.246.120.235 - - [01/Jan/2024:00:00:10 -0700] "GET /network/billing/login/config.html HTTP/1.1" 200 5572 "-" "Wget/1.21.4"
+240.6.51.55 - - [01/Jan/2024:00:00:12 -0700] "PATCH /v2/queue/items/dashboard HTTP/1.1" 200 18164
+"#;
+
+/// The line of the original experiment's `yes` pipe (scripts/common.sh).
+const KARAMAZOV: &str = "Above all, don't lie to yourself. The man who lies to himself and listens to his own lie comes to a point that he cannot distinguish the truth within him, or around him, and so loses all respect for himself and for others.";
+
+/// The size of `batched`'s chunks by default: what each call renders there.
+const CHUNK: usize = 256 << 10;
+
+/// `lines` repeated to fill a chunk, cut at a line end.
+fn chunk_of(lines: &str) -> Vec<u8> {
+    let mut chunk = Vec::with_capacity(CHUNK + lines.len());
+    while chunk.len() < CHUNK {
+        chunk.extend_from_slice(lines.as_bytes());
+    }
+    chunk
+}
+
+/// `render_chunk` as it was before the block kernel (commit a098c03): a `memchr` per line, the
+/// spaces counted per line, three appends. The "before" of every comparison.
+fn render_chunk_per_line(out: &mut Vec<u8>, chunk: &[u8]) -> u64 {
+    out.reserve(chunk.len() + chunk.len() / 8 + 16);
+    let mut start = 0;
+    let mut lines = 0;
+    for end in memchr_iter(b'\n', chunk) {
+        render_line(out, &chunk[start..end]);
+        start = end + 1;
+        lines += 1;
+    }
+    if start < chunk.len() {
+        render_line(out, &chunk[start..]);
+        lines += 1;
+    }
+    lines
+}
+
+/// A group per implementation, and one for the per-line loop before them, each over a chunk of
+/// log lines and a chunk of Karamazov lines.
+fn chunks(c: &mut Criterion) {
+    let inputs = [
+        ("logs", chunk_of(LOG_LINES)),
+        ("karamazov", chunk_of(&format!("{KARAMAZOV}\n"))),
+    ];
+    type Render = Box<dyn Fn(&mut Vec<u8>, &[u8]) -> u64>;
+    let mut renderers: Vec<(String, Render)> =
+        vec![("before".to_string(), Box::new(render_chunk_per_line))];
+    for implementation in Implementation::available() {
+        renderers.push((
+            format!("{implementation:?}").to_lowercase(),
+            Box::new(move |out: &mut Vec<u8>, chunk: &[u8]| {
+                implementation.render_chunk(out, chunk)
+            }),
+        ));
+    }
+    for (name, render) in renderers {
+        let mut group = c.benchmark_group(format!("render_chunk/{name}"));
+        for (input, chunk) in &inputs {
+            group.throughput(Throughput::Bytes(chunk.len() as u64));
+            let mut out = Vec::with_capacity(2 * chunk.len());
+            group.bench_with_input(BenchmarkId::from_parameter(input), chunk, |b, chunk| {
+                b.iter(|| {
+                    out.clear();
+                    black_box(render(&mut out, black_box(chunk)));
+                })
+            });
+        }
+        group.finish();
+    }
+}
+
 criterion_group! {
     name = benches;
     // Nanosecond-scale work settles fast: short runs keep `cargo bench` modest.
     config = Criterion::default()
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2));
-    targets = kernel
+    targets = kernel, chunks
 }
 criterion_main!(benches);

@@ -10,13 +10,12 @@
 //! everything else lives here once:
 //!
 //! ```text
-//! input ──► frame ──► [ strategy: loop | task | stream | channels | threads ] ──► render ──► output
+//! input ──► frame ──► [ strategy: loop | task | stream | channels | threads ] ──► kernel ──► output
 //! ```
 //!
 //! | module | holds |
 //! | --- | --- |
-//! | [`spaces`] | the kernel: spaces in a line, capped at 7; the header table |
-//! | [`render`] | header + line + `\n` into an output buffer; a whole chunk in one pass |
+//! | [`kernel`] | spaces in a line, capped at 7; headers; a line or a chunk rendered (SIMD chosen at run time) |
 //! | [`frame`] | complete lines, chunks cut at line ends, or shared batches, out of reusable buffers |
 //! | [`strategy`] | the five strategies, one file each, knobs as plain structs |
 //! | [`io`] | sources with `cat`'s rules, gathering and when to write, descriptors, sync I/O |
@@ -33,10 +32,9 @@ pub mod cli;
 pub mod error;
 pub mod frame;
 pub mod io;
+pub mod kernel;
 pub mod parallel;
 pub mod process;
 pub mod quote;
-pub mod render;
-pub mod spaces;
 pub mod stats;
 pub mod strategy;

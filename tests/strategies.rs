@@ -23,7 +23,7 @@ use pipelines::frame::shared::SharedLines;
 use pipelines::frame::{Chunk, LineBuffer};
 use pipelines::io::FileInput;
 use pipelines::io::sources::Sources;
-use pipelines::render::{render_chunk, render_line};
+use pipelines::kernel::{render_chunk, render_line};
 use pipelines::stats::Stats;
 use pipelines::strategy;
 use proptest::prelude::*;

@@ -19,7 +19,7 @@ pub mod streamer;
 
 use crate::error::Error;
 use crate::frame::reserve;
-use crate::render::{render_chunk, render_line};
+use crate::kernel::{chunk_room, render_chunk, render_line};
 
 /// The longest rendering's overhead on a line: the longest header and the `\n`.
 const RENDER_OVERHEAD: usize = 13;
@@ -33,9 +33,9 @@ fn render_line_in_memory(out: &mut Vec<u8>, line: &[u8]) -> Result<(), Error> {
 }
 
 /// Appends the rendering of `chunk`'s lines to `out` and returns how many there were, or fails if
-/// `out` cannot grow to hold a long line's rendering. Short lines need more room than this asks,
-/// but a chunk of them is small.
+/// `out` cannot grow to hold a long line's rendering. Short lines may need more room than the
+/// kernel reserves, but a chunk of them is small.
 fn render_chunk_in_memory(out: &mut Vec<u8>, chunk: &[u8]) -> Result<u64, Error> {
-    reserve(out, chunk.len() + RENDER_OVERHEAD)?;
+    reserve(out, chunk_room(chunk.len()))?;
     Ok(render_chunk(out, chunk))
 }

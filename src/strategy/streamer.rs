@@ -10,7 +10,7 @@ use tokio::io::AsyncWrite;
 
 use crate::async_io::{AsyncInput, AsyncOutput};
 use crate::error::Error;
-use crate::render::render_shared;
+use crate::kernel::render_shared;
 use crate::stats::Stats;
 
 pub use super::std_baseline::Knobs;

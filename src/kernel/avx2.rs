@@ -1,0 +1,55 @@
+//! The kernel for x86-64 CPUs with AVX2, POPCNT and BMI1: a block is two 32-byte loads, each
+//! compared with `\n` and with a space and reduced to 32 bits by `movemask`; the shared line walk
+//! then runs on `popcnt`, `tzcnt` and `blsr`.
+
+use std::arch::x86_64::{
+    __m256i, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_movemask_epi8, _mm256_set1_epi8,
+};
+
+use super::ChunkKernel;
+use super::blocks::{BLOCK, BlockScan, Masks, render_blocks};
+
+/// The renderer, if this CPU has every feature it is compiled for.
+pub(super) fn kernel() -> Option<ChunkKernel> {
+    let runs = is_x86_feature_detected!("avx2")
+        && is_x86_feature_detected!("popcnt")
+        && is_x86_feature_detected!("bmi1");
+    runs.then_some(|out, chunk| {
+        // SAFETY: this renderer is handed out only after the check above found AVX2, POPCNT and
+        // BMI1 on this CPU.
+        unsafe { render_chunk(out, chunk) }
+    })
+}
+
+/// [`super::render_chunk`] with the code compiled for AVX2, POPCNT and BMI1.
+#[target_feature(enable = "avx2,popcnt,bmi1")]
+fn render_chunk(out: &mut Vec<u8>, chunk: &[u8]) -> u64 {
+    render_blocks(Avx2(()), out, chunk)
+}
+
+/// The AVX2 block scan. A value is made only inside `render_chunk`, which runs only on CPUs with
+/// AVX2, so holding one is the proof that its instructions may run.
+#[derive(Clone, Copy)]
+struct Avx2(());
+
+impl BlockScan for Avx2 {
+    #[inline(always)]
+    fn masks(self, block: &[u8; BLOCK]) -> Masks {
+        let bits = |vector: __m256i, byte: u8| {
+            // SAFETY: `self` exists, so the CPU has AVX2 (see `Avx2`).
+            let equal = unsafe { _mm256_cmpeq_epi8(vector, _mm256_set1_epi8(byte as i8)) };
+            // SAFETY: as above. The cast keeps the 32 bits of the mask, one a byte.
+            u64::from(unsafe { _mm256_movemask_epi8(equal) } as u32)
+        };
+        // SAFETY: the CPU has AVX2 (see `Avx2`), and the two unaligned 32-byte loads read bytes
+        // 0..32 and 32..64 of the 64-byte block.
+        let (low, high) = unsafe {
+            let start = block.as_ptr().cast::<__m256i>();
+            (_mm256_loadu_si256(start), _mm256_loadu_si256(start.add(1)))
+        };
+        Masks {
+            newlines: bits(low, b'\n') | bits(high, b'\n') << 32,
+            spaces: bits(low, b' ') | bits(high, b' ') << 32,
+        }
+    }
+}
