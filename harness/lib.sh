@@ -14,7 +14,7 @@
 #   WORK         scratch space for unpacked data and outputs (default target/harness; a tmpfs
 #                makes reads come from memory)
 #   RUNS         where each run's raw data goes (default results/runs), in a folder
-#                DATE-MACHINE, MACHINE defaulting to "N-cores"
+#                DATE-MACHINE, MACHINE defaulting to "N-cores"; RUN_DIR names the folder itself
 #   REPEAT       timed runs per command after WARMUP untimed ones (defaults 5 and 1)
 #   COMMIT       the commit the binaries were built from, when BIN_DIR holds binaries built
 #                elsewhere (default: this checkout's HEAD)
@@ -32,7 +32,7 @@ LOG_SEED=${LOG_SEED:-1}
 RESOURCES=${RESOURCES:-$ROOT/resources}
 WORK=${WORK:-$ROOT/target/harness}
 MACHINE=${MACHINE:-$(nproc)-cores}
-RUN_DIR=${RUNS:-$ROOT/results/runs}/$(date -u +%F)-$MACHINE
+RUN_DIR=${RUN_DIR:-${RUNS:-$ROOT/results/runs}/$(date -u +%F)-$MACHINE}
 REPEAT=${REPEAT:-5}
 WARMUP=${WARMUP:-1}
 REPORT=$HARNESS/report.py

@@ -117,7 +117,8 @@ def scaling(args):
         for path in args.series:
             runs = results(path)
             series = re.sub(r"^.*scaling-[^-]+-(.*)\.json$", r"\1", path)
-            data.write(f'"{series}"\n')
+            # The plot's title: the series' command without its N.
+            data.write('"' + re.sub(r" (--threads \d+|-j\d+)", "", runs[0]["command"]) + '"\n')
             one = None
             for r in runs:
                 n = knob_value(r["command"], "--threads") or knob_value(r["command"], "-j")

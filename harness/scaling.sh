@@ -7,9 +7,11 @@
 # For each data set (the big log and the Karamazov line) writes, into the run's folder
 # (results/runs/DATE-MACHINE/): hyperfine's JSON per series, batched's --stats per series and N
 # (the reader's busy share), scaling-DATA.md (the table: speed-up over N = 1, efficiency =
-# speed-up / N) and scaling-DATA.svg (the plot, harness/plots/scaling.gnuplot).
+# speed-up / N) and scaling-DATA.svg (the plot, harness/plots/scaling.gnuplot; skipped without
+# gnuplot: REPORT_ONLY=1 RUN_DIR=FOLDER makes tables and plots again from a run's raw data).
 #
-# Needs hyperfine, GNU parallel and gnuplot: sudo apt-get install hyperfine parallel gnuplot-nox
+# Needs hyperfine and GNU parallel, and gnuplot for the plot:
+#   sudo apt-get install hyperfine parallel gnuplot-nox
 #
 # Environment (all optional; more in harness/lib.sh):
 #   THREADS     the Ns (default 1, 2, 4, ... doubling, and the number of cores)
@@ -29,7 +31,45 @@ THREADS=${THREADS:-$(default_threads)}
 DATA=${DATA:-logs kara}
 KARA_LINES=${KARA_LINES:-4000000}
 require parallel "sudo apt-get install parallel"
-require gnuplot "sudo apt-get install gnuplot-nox"
+
+# report DATA: the table and the plot of one data set, from the raw data in the run's folder.
+report() {
+    local data=$1 bytes warmup repeat series=() name
+    read -r bytes warmup repeat < "$RUN_DIR/scaling-$data.input"
+    for name in null file pipe parallel; do
+        series+=("$RUN_DIR/scaling-$data-$name.json")
+    done
+    local table=$RUN_DIR/scaling-$data.md
+    {
+        echo "# Scaling on $data ($bytes bytes)"
+        echo
+        echo "Machine: $(cat "$RUN_DIR/machine.txt")."
+        echo "Made by \`harness/scaling.sh\`: hyperfine, $warmup warm-up and $repeat runs a command, medians;"
+        echo "F is the data file, every output checked identical first. null: \`batched F > /dev/null\`;"
+        echo "file: \`batched F > out\`; pipe: \`cat F | batched | cat\`; parallel: GNU parallel"
+        echo "\`--pipepart --block -1 -jN -k\` running the perl one-liner. Speed-up is over the same"
+        echo "series at N = 1, efficiency is speed-up / N; CPU is user + system of every process of"
+        echo "the command; reader busy is batched's reader thread busy over the run (\`--stats\`)."
+        echo
+        "$REPORT" scaling --bytes "$bytes" --stats "$RUN_DIR/scaling-$data" \
+            --references "$RUN_DIR/scaling-$data-references.json" "${series[@]}" \
+            "$RUN_DIR/scaling-$data-series.dat" "$RUN_DIR/scaling-$data-refs.dat"
+    } > "$table"
+    cat "$table"
+    if have gnuplot; then
+        gnuplot -e "series='$RUN_DIR/scaling-$data-series.dat'; refs='$RUN_DIR/scaling-$data-refs.dat'" \
+            -e "out='$RUN_DIR/scaling-$data.svg'; name='$data, $(awk -F', ' '{ print $2 }' "$RUN_DIR/machine.txt")'" \
+            "$HARNESS/plots/scaling.gnuplot" || die "gnuplot failed on scaling-$data"
+    else
+        say "gnuplot is not installed: no plot (sudo apt-get install gnuplot-nox, then rerun with REPORT_ONLY=1)"
+    fi
+    say "wrote $table"
+}
+
+if [[ -n ${REPORT_ONLY:-} ]]; then
+    for data in $DATA; do report "$data"; done
+    exit 0
+fi
 
 build
 batched=$(variant_of batched)
@@ -44,7 +84,8 @@ for data in $DATA; do
         *) die "no data set '$data' (logs or kara)" ;;
     esac
     f=$(q "$file")
-    bytes=$(stat -c %s "$file")
+    # What the report needs to know of the measurement when it is made again from the raw data.
+    echo "$(stat -c %s "$file") $WARMUP $REPEAT" > "$RUN_DIR/scaling-$data.input"
     # Every command of a series, one a line: N, its label, the shell command, tab-separated.
     series() {
         local n
@@ -72,7 +113,6 @@ for data in $DATA; do
         "cp F out" "cp $f $out" \
         "cat F | cat | cat" "cat $f | cat | cat" \
         "perl < F" "$PERL_SPACES < $f" > /dev/null
-    jsons=()
     for name in null file pipe parallel; do
         commands=()
         while IFS=$'\t' read -r n label cmd; do
@@ -81,29 +121,9 @@ for data in $DATA; do
             # One more run for the stages' clocks, apart from the timed ones: --stats costs time.
             bash -c "{ ${cmd/--threads $n/--threads $n --stats}; } 2> $(q "$RUN_DIR/scaling-$data-$name-threads$n.txt") > /dev/null"
         done < <(series "$name")
-        jsons+=("$(time_commands "scaling-$data-$name" "${commands[@]}")")
+        time_commands "scaling-$data-$name" "${commands[@]}" > /dev/null
     done
     rm -f "$WORK/scaling.out"
 
-    table=$RUN_DIR/scaling-$data.md
-    {
-        echo "# Scaling on $data ($bytes bytes), $(nproc) cores"
-        echo
-        echo "Machine: $(cat "$RUN_DIR/machine.txt")."
-        echo "Made by \`harness/scaling.sh\`: hyperfine, $WARMUP warm-up and $REPEAT runs a command, medians;"
-        echo "F is the data file, every output checked identical first. null: \`batched F > /dev/null\`;"
-        echo "file: \`batched F > out\`; pipe: \`cat F | batched | cat\`; parallel: GNU parallel"
-        echo "\`--pipepart --block -1 -jN -k\` running the perl one-liner. Speed-up is over the same"
-        echo "series at N = 1, efficiency is speed-up / N; CPU is user + system of every process of"
-        echo "the command; reader busy is batched's reader thread busy over the run (\`--stats\`)."
-        echo
-        "$REPORT" scaling --bytes "$bytes" --stats "$RUN_DIR/scaling-$data" \
-            --references "$RUN_DIR/scaling-$data-references.json" "${jsons[@]}" \
-            "$WORK/scaling-$data-series.dat" "$WORK/scaling-$data-refs.dat"
-    } > "$table"
-    gnuplot -e "series='$WORK/scaling-$data-series.dat'; refs='$WORK/scaling-$data-refs.dat'" \
-        -e "out='$RUN_DIR/scaling-$data.svg'; name='$data, $cores cores'" \
-        "$HARNESS/plots/scaling.gnuplot" || die "gnuplot failed on scaling-$data"
-    cat "$table"
-    say "wrote $table and scaling-$data.svg"
+    report "$data"
 done

@@ -13,4 +13,4 @@ set yrange [0:*]
 set grid
 set key outside right top
 plot for [i=0:*] series index i using 1:2 with linespoints linewidth 2 pointtype 7 title columnheader(1), \
-     for [i=0:*] refs index i using 1:2 with lines dashtype 2 title columnheader(1)
+     for [i=0:*] refs index i using 1:2 with lines linecolor rgb 'gray30' dashtype i + 2 title columnheader(1)
