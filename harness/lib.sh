@@ -178,6 +178,18 @@ time_commands() {
     printf '%s\n' "$json"
 }
 
+# plot_against SERIES REFS OUT TITLE XLABEL LOGBASE: harness/plots/against.gnuplot drawn into OUT
+# from the data files report.py writes; without gnuplot, a note instead (plots are optional: the
+# tables are the result, and the plot can be drawn later from the same files).
+plot_against() {
+    if ! have gnuplot; then
+        say "gnuplot is not installed, so no $(basename "$3") (sudo apt-get install gnuplot-nox)"
+        return
+    fi
+    gnuplot -e "series='$1'; refs='$2'; out='$3'; title='$4'; xlabel='$5'; logbase=$6" \
+        "$HARNESS/plots/against.gnuplot" || die "gnuplot failed on $3"
+}
+
 # The machine, in one paragraph, for the results.
 describe_machine() {
     local cpu memory rust

@@ -4,7 +4,7 @@ cachegrind's output files). Python's standard library only. Markdown goes to std
 
     report.py table --bytes B [--reference NAME] RUN.json
     report.py medians ROUND.json...            (name, median wall, user, system, tab-separated)
-    report.py sweep --bytes B --knob K RUN.json DATAFILE
+    report.py sweep --bytes B --knob K [--divisor D] --references REF.json RUN.json SERIES-DAT REFS-DAT
     report.py scaling --bytes B --stats DIR --references REF.json SERIES.json... SERIES-DAT REFS-DAT
     report.py cachegrind --lines N LABEL EMPTY-OUT OUT [LABEL EMPTY-OUT OUT]...
 """
@@ -75,14 +75,35 @@ def knob_value(command, knob):
 
 
 def sweep(args):
-    runs = results(args.json)
-    with open(args.datafile, "w") as data:
-        print(header([args.knob, "median s", "MiB/s in", "user + system s"], 1))
-        for r in runs:
-            value = knob_value(r["command"], args.knob)
-            rate = args.bytes / median_wall(r) / MIB
-            print(row([value, f"{median_wall(r):.3f}", f"{rate:.0f}", f"{cpu_seconds(r):.3f}"]))
-            data.write(f"{value} {rate:.1f}\n")
+    """One knob of one binary against its value, beside references; and the plot's data."""
+    print(header([args.knob, "median s", "MiB/s in", "CPU s/GiB"], 1))
+    gib = args.bytes / GIB
+    refs = results(args.references)
+    for r in refs:
+        print(row([f"`{r['command']}`", f"{median_wall(r):.3f}", f"{args.bytes / median_wall(r) / MIB:.0f}",
+                   f"{cpu_seconds(r) / gib:.2f}"]))
+    points = []
+    for r in results(args.json):
+        value = knob_value(r["command"], args.knob)
+        rate = args.bytes / median_wall(r) / MIB
+        print(row([value, f"{median_wall(r):.3f}", f"{rate:.0f}", f"{cpu_seconds(r) / gib:.2f}"]))
+        points.append((value / args.divisor, rate))
+    write_blocks(args.series_dat, [(args.knob, points)])
+    write_blocks(args.refs_dat, reference_blocks(refs, args.bytes, points[0][0], points[-1][0]))
+
+
+def write_blocks(path, blocks):
+    """Plot data for harness/plots/against.gnuplot: per (title, points) a block, the title in
+    quotes on its first line, "x y" lines, two blank lines after."""
+    with open(path, "w") as data:
+        for title, points in blocks:
+            data.write(f'"{title}"\n' + "".join(f"{x} {y:.1f}\n" for x, y in points) + "\n\n")
+
+
+def reference_blocks(refs, bytes_, low, high):
+    """Each reference as a flat line across the knob's range."""
+    return [(r["command"], [(low, bytes_ / median_wall(r) / MIB), (high, bytes_ / median_wall(r) / MIB)])
+            for r in refs]
 
 
 def reader_share(stats_prefix, series, threads):
@@ -112,29 +133,25 @@ def scaling(args):
     for r in refs:
         print(row(["reference", f"`{r['command']}`", "", f"{median_wall(r):.3f}",
                    f"{args.bytes / median_wall(r) / MIB:.0f}", "", "", f"{cpu_seconds(r) / gib:.2f}", ""]))
-    top = 1
-    with open(args.series_dat, "w") as data:
-        for path in args.series:
-            runs = results(path)
-            series = re.sub(r"^.*scaling-[^-]+-(.*)\.json$", r"\1", path)
-            # The plot's title: the series' command without its N.
-            data.write('"' + re.sub(r" (--threads \d+|-j\d+)", "", runs[0]["command"]) + '"\n')
-            one = None
-            for r in runs:
-                n = knob_value(r["command"], "--threads") or knob_value(r["command"], "-j")
-                wall = median_wall(r)
-                one = one or wall
-                top = max(top, n)
-                speedup = one / wall
-                print(row([series, f"`{r['command']}`", n, f"{wall:.3f}", f"{args.bytes / wall / MIB:.0f}",
-                           f"{speedup:.2f}", f"{speedup / n:.2f}", f"{cpu_seconds(r) / gib:.2f}",
-                           reader_share(args.stats, series, n) if "batched" in r["command"] else "-"]))
-                data.write(f"{n} {args.bytes / wall / MIB:.1f}\n")
-            data.write("\n\n")
-    with open(args.refs_dat, "w") as data:
-        for r in refs:
-            rate = args.bytes / median_wall(r) / MIB
-            data.write(f'"{r["command"]}"\n1 {rate:.1f}\n{top} {rate:.1f}\n\n\n')
+    blocks = []
+    for path in args.series:
+        runs = results(path)
+        series = re.sub(r"^.*scaling-[^-]+-(.*)\.json$", r"\1", path)
+        one, points = None, []
+        for r in runs:
+            n = knob_value(r["command"], "--threads") or knob_value(r["command"], "-j")
+            wall = median_wall(r)
+            one = one or wall
+            speedup = one / wall
+            print(row([series, f"`{r['command']}`", n, f"{wall:.3f}", f"{args.bytes / wall / MIB:.0f}",
+                       f"{speedup:.2f}", f"{speedup / n:.2f}", f"{cpu_seconds(r) / gib:.2f}",
+                       reader_share(args.stats, series, n) if "batched" in r["command"] else "-"]))
+            points.append((n, args.bytes / wall / MIB))
+        # The plot's title: the series' command without its N.
+        blocks.append((re.sub(r" (--threads \d+|-j\d+)", "", runs[0]["command"]), points))
+    write_blocks(args.series_dat, blocks)
+    top = max(n for _, points in blocks for n, _ in points)
+    write_blocks(args.refs_dat, reference_blocks(refs, args.bytes, 1, top))
 
 
 def cachegrind_counts(path):
@@ -178,8 +195,11 @@ def main():
     p = commands.add_parser("sweep")
     p.add_argument("--bytes", type=int, required=True)
     p.add_argument("--knob", required=True)
+    p.add_argument("--divisor", type=int, default=1, help="the plot's x is the value / DIVISOR")
+    p.add_argument("--references", required=True)
     p.add_argument("json")
-    p.add_argument("datafile")
+    p.add_argument("series_dat")
+    p.add_argument("refs_dat")
     p = commands.add_parser("scaling")
     p.add_argument("--bytes", type=int, required=True)
     p.add_argument("--stats", required=True, help="prefix of the --stats files")

@@ -7,8 +7,8 @@
 # For each data set (the big log and the Karamazov line) writes, into the run's folder
 # (results/runs/DATE-MACHINE/): hyperfine's JSON per series, batched's --stats per series and N
 # (the reader's busy share), scaling-DATA.md (the table: speed-up over N = 1, efficiency =
-# speed-up / N) and scaling-DATA.svg (the plot, harness/plots/scaling.gnuplot; skipped without
-# gnuplot: REPORT_ONLY=1 RUN_DIR=FOLDER makes tables and plots again from a run's raw data).
+# speed-up / N) and scaling-DATA.svg (the plot, harness/plots/against.gnuplot; skipped without
+# gnuplot). REPORT_ONLY=1 RUN_DIR=FOLDER makes tables and plots again from a run's raw data.
 #
 # Needs hyperfine and GNU parallel, and gnuplot for the plot:
 #   sudo apt-get install hyperfine parallel gnuplot-nox
@@ -56,13 +56,10 @@ report() {
             "$RUN_DIR/scaling-$data-series.dat" "$RUN_DIR/scaling-$data-refs.dat"
     } > "$table"
     cat "$table"
-    if have gnuplot; then
-        gnuplot -e "series='$RUN_DIR/scaling-$data-series.dat'; refs='$RUN_DIR/scaling-$data-refs.dat'" \
-            -e "out='$RUN_DIR/scaling-$data.svg'; name='$data, $(awk -F', ' '{ print $2 }' "$RUN_DIR/machine.txt")'" \
-            "$HARNESS/plots/scaling.gnuplot" || die "gnuplot failed on scaling-$data"
-    else
-        say "gnuplot is not installed: no plot (sudo apt-get install gnuplot-nox, then rerun with REPORT_ONLY=1)"
-    fi
+    plot_against "$RUN_DIR/scaling-$data-series.dat" "$RUN_DIR/scaling-$data-refs.dat" \
+        "$RUN_DIR/scaling-$data.svg" \
+        "Throughput against threads or jobs ($data, $(awk -F', ' '{ print $2 }' "$RUN_DIR/machine.txt"))" \
+        "N: batched --threads N, parallel -jN" 2
     say "wrote $table"
 }
 
