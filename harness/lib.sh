@@ -71,7 +71,6 @@ build() {
         (cd "$ROOT" && cargo build --profile measure --workspace --bins)
         BIN_DIR=$ROOT/target/measure
     fi
-    require hyperfine "sudo apt-get install hyperfine"
     mkdir -p "$RUN_DIR" "$WORK"
     describe_machine > "$RUN_DIR/machine.txt"
 }
@@ -168,6 +167,7 @@ same_output() {
 time_commands() {
     local json=$RUN_DIR/$1.json args=()
     shift
+    require hyperfine "sudo apt-get install hyperfine"
     while (($#)); do
         args+=(--command-name "$1" "$2")
         shift 2
