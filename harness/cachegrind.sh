@@ -7,8 +7,9 @@
 # Cachegrind runs a program's threads one at a time on one simulated cache: it cannot see what
 # threads cost each other on real cores (cache lines moving between cores, false sharing, waiting
 # on locks), nor the kernel's work in read and write. Those show in wall and CPU time, not here.
-# Writes cachegrind-LABEL.out per command (annotate one with `cg_annotate FILE`: the measure
-# profile keeps symbols) and cachegrind.md, the table, into the run's folder.
+# Writes cachegrind-LABEL.out.gz per command (gzipped: the measure profile's symbols make each a
+# few hundred KB; annotate one with `zcat FILE > x.out && cg_annotate x.out`) and cachegrind.md,
+# the table, into the run's folder.
 #
 # Needs valgrind: sudo apt-get install valgrind
 #
@@ -26,7 +27,7 @@ require valgrind "sudo apt-get install valgrind"
 build
 data=$WORK/cachegrind-$CG_LINES.log
 "$BIN_DIR/gen-logs" --lines "$CG_LINES" --seed "$LOG_SEED" > "$data"
-rm -f "$RUN_DIR"/cachegrind-*.out
+rm -f "$RUN_DIR"/cachegrind-*.out.gz
 
 commands=("cat" "cat" "perl" "$PERL_SPACES")
 while read -r variant; do
@@ -59,7 +60,8 @@ while (($#)); do
         expected=${expected:-$sum}
         [[ $sum == "$expected" ]] || die "OUTPUT MISMATCH under cachegrind: $label"
     fi
-    outs+=("$label" "$out.empty.out" "$out.out")
+    gzip -9 -n -f "$out.empty.out" "$out.out"
+    outs+=("$label" "$out.empty.out.gz" "$out.out.gz")
 done
 
 table=$RUN_DIR/cachegrind.md

@@ -10,6 +10,7 @@ cachegrind's output files). Python's standard library only. Markdown goes to std
 """
 
 import argparse
+import gzip
 import json
 import re
 import statistics
@@ -157,7 +158,7 @@ def scaling(args):
 def cachegrind_counts(path):
     """The totals of a cachegrind output file, by event name (its `events:` and `summary:`)."""
     events, summary = [], []
-    with open(path) as f:
+    with gzip.open(path, "rt") if path.endswith(".gz") else open(path) as f:
         for line in f:
             if line.startswith("events:"):
                 events = line.split()[1:]
