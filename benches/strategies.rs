@@ -1,44 +1,24 @@
-//! Each strategy's in-memory core over 64 MiB of log lines: the work between a binary's reads and
-//! its writes, with the I/O taken out (a read is a copy out of memory, a write is clearing the
-//! output buffer). Each bench is named after the strategy it stands for:
-//!
-//! - `std-baseline`: one loop, a line at a time: [`LineBuffer`] framing and [`render_line`];
-//! - `pipeline`: reader, counter and writer tokio tasks joined by bounded mpsc channels, `N` lines
-//!   a message (`--batch N`): the per-line against the per-batch hand-off;
-//! - `batched`: whole chunks cut at line ends ([`Chunk`]) and rendered in one pass
-//!   ([`render_chunk`]), on this thread alone and handed to `--threads N` worker threads over a
-//!   bounded crossbeam channel (the writer's reordering left out).
-//!
-//! `baseline` and `streamer` share std-baseline's per-line core; what sets them apart is their
-//! async I/O, which an in-memory bench cannot show (throughput.sh does).
+//! Each strategy, as the library runs it for its binary, over 64 MiB of log lines in memory: the
+//! input a reader of bytes in memory, the output a sink that drops them. What is left is each
+//! strategy's whole per-line and per-batch cost, framing, hand-offs, rendering and reordering
+//! included, at the binaries' defaults (and `pipeline` at `--batch` 1 and 256).
 //!
 //! `cargo bench --bench strategies` (criterion's flags after `--`, e.g. `-- --quick` or
 //! `-- pipeline`).
 
-use std::hint::black_box;
+use std::io::Cursor;
 use std::thread;
 use std::time::Duration;
 
 use bytes::Bytes;
-use criterion::measurement::WallTime;
-use criterion::{
-    BenchmarkGroup, Criterion, SamplingMode, Throughput, criterion_group, criterion_main,
-};
-use crossbeam_channel::{Receiver, bounded, unbounded};
-use pipelines::frame::{Chunk, LineBuffer};
-use pipelines::render::{render_chunk, render_line};
-use pipelines::shared_lines::SharedLines;
+use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
+use pipelines::strategy::{baseline, batched, pipeline, std_baseline, streamer};
 use tokio::runtime::{Builder, Runtime};
-use tokio::sync::mpsc::channel;
 
 /// The input every bench gets through.
 const DATA_SIZE: usize = 64 << 20;
-/// Bytes per read and per write, as the binaries' default buffer size.
-const IO_SIZE: usize = 128 << 10;
-/// Bytes per chunk, as `batched`'s default `--chunk-size`.
-const CHUNK_SIZE: usize = 256 << 10;
-/// Messages queued between stages, as pipeline's default `--queue`.
-const QUEUE: usize = 32;
+/// The binaries' default `--buffer-size`.
+const BUFFER_SIZE: usize = 128 << 10;
 
 /// Log lines of every header, repeated to `DATA_SIZE` bytes (whole lines).
 fn log_data() -> Vec<u8> {
@@ -65,202 +45,62 @@ fn log_data() -> Vec<u8> {
     data
 }
 
-/// A read: copies the next bytes of `input` into `buf`, returning how many (0 at the end).
-fn read(input: &mut &[u8], buf: &mut [u8]) -> usize {
-    let n = buf.len().min(input.len()).min(IO_SIZE);
-    buf[..n].copy_from_slice(&input[..n]);
-    *input = &input[n..];
-    n
+/// The data as a reader that each run starts from the beginning, without copying it first.
+fn input(data: &Bytes) -> Cursor<Bytes> {
+    Cursor::new(data.clone())
 }
 
-/// std-baseline's loop; returns the bytes "written".
-fn line_loop(mut input: &[u8]) -> usize {
-    let mut lines = LineBuffer::new(IO_SIZE);
-    let mut out = Vec::with_capacity(2 * IO_SIZE);
-    let mut written = 0;
-    loop {
-        let n = read(&mut input, lines.spare());
-        if n == 0 {
-            break;
-        }
-        lines.filled(n);
-        while let Some(line) = lines.next_line() {
-            render_line(&mut out, line);
-        }
-        if out.len() >= IO_SIZE {
-            written += black_box(&out).len();
-            out.clear();
-        }
-    }
-    if let Some(line) = lines.take_rest() {
-        render_line(&mut out, line);
-    }
-    written + out.len()
-}
-
-/// Cuts `input` into chunks of whole lines and passes each to `each`, which gives the chunk back
-/// through `recycle` once done with it: buffers go round, as in batched, rather than being made
-/// (and zeroed) anew for every chunk.
-fn chunks(mut input: &[u8], recycled: &Receiver<Chunk>, mut each: impl FnMut(Chunk)) {
-    let mut chunk = Chunk::new(CHUNK_SIZE);
-    loop {
-        let n = read(&mut input, chunk.spare());
-        if n == 0 {
-            chunk.finish();
-        } else {
-            chunk.filled(n);
-        }
-        if chunk.has_lines() && (n == 0 || chunk.is_full()) {
-            let mut full = recycled
-                .try_recv()
-                .unwrap_or_else(|_| Chunk::new(CHUNK_SIZE));
-            chunk.take_lines(&mut full);
-            each(full);
-        }
-        if n == 0 {
-            break;
-        }
-    }
-}
-
-/// batched's core on this thread alone: chunks rendered whole.
-fn chunk_loop(input: &[u8]) -> usize {
-    let (recycle, recycled) = unbounded();
-    let mut out = Vec::with_capacity(2 * CHUNK_SIZE);
-    let mut written = 0;
-    chunks(input, &recycled, |chunk| {
-        out.clear();
-        render_chunk(&mut out, chunk.bytes());
-        written += black_box(&out).len();
-        let _ = recycle.send(chunk);
-    });
-    written
-}
-
-/// batched's core across threads: chunks handed over a bounded crossbeam channel to `workers`
-/// threads that render them.
-fn chunks_to_workers(input: &[u8], workers: usize) -> usize {
-    // As batched's default --queue: a chunk waiting per worker.
-    let (to_workers, for_workers) = bounded::<Chunk>(workers);
-    let (recycle, recycled) = unbounded();
-    thread::scope(|scope| {
-        let rendering: Vec<_> = (0..workers)
-            .map(|_| {
-                let (chunks, recycle) = (for_workers.clone(), recycle.clone());
-                scope.spawn(move || {
-                    let mut out = Vec::with_capacity(2 * CHUNK_SIZE);
-                    let mut written = 0;
-                    for chunk in chunks {
-                        out.clear();
-                        render_chunk(&mut out, chunk.bytes());
-                        written += black_box(&out).len();
-                        let _ = recycle.send(chunk);
-                    }
-                    written
-                })
-            })
-            .collect();
-        chunks(input, &recycled, |chunk| {
-            to_workers
-                .send(chunk)
-                .expect("the workers outlive the sender");
-        });
-        drop(to_workers);
-        rendering
-            .into_iter()
-            .map(|worker| worker.join().expect("a worker panicked"))
-            .sum()
-    })
-}
-
-/// pipeline's core: a reader task splits `batch` lines at a time off a [`SharedLines`] buffer
-/// and sends them over a bounded tokio mpsc channel to a counter task, which renders each batch
-/// and sends it on to a writer task, on a multi-thread runtime.
-fn tasks_hand_off(runtime: &Runtime, data: &Bytes, batch: usize) -> usize {
-    let (lines_in, mut lines_out) = channel::<Bytes>(QUEUE);
-    let (rendered_in, mut rendered_out) = channel::<Vec<u8>>(QUEUE);
-    let data = data.clone();
-    runtime.block_on(async move {
-        let reader = tokio::spawn(async move {
-            let mut lines = SharedLines::new(IO_SIZE);
-            for read in data.chunks(IO_SIZE) {
-                lines.spare().extend_from_slice(read);
-                while let Some(batch) = lines.next_batch(batch) {
-                    if lines_in.send(batch).await.is_err() {
-                        return;
-                    }
-                }
-            }
-            if let Some(rest) = lines.take_rest() {
-                let _ = lines_in.send(rest).await;
-            }
-        });
-        let counter = tokio::spawn(async move {
-            while let Some(lines) = lines_out.recv().await {
-                let mut out = Vec::new();
-                render_chunk(&mut out, &lines);
-                if rendered_in.send(out).await.is_err() {
-                    break;
-                }
-            }
-        });
-        let writer = tokio::spawn(async move {
-            let mut pending = Vec::with_capacity(2 * IO_SIZE);
-            let mut written = 0;
-            while let Some(rendered) = rendered_out.recv().await {
-                pending.extend_from_slice(&rendered);
-                if pending.len() >= IO_SIZE {
-                    written += black_box(&pending).len();
-                    pending.clear();
-                }
-            }
-            written + pending.len()
-        });
-        reader.await.expect("the reader panicked");
-        counter.await.expect("the counter panicked");
-        writer.await.expect("the writer panicked")
-    })
-}
-
-fn group<'a>(c: &'a mut Criterion, name: &str) -> BenchmarkGroup<'a, WallTime> {
-    let mut group = c.benchmark_group(name);
-    group.throughput(Throughput::Bytes(DATA_SIZE as u64));
-    // Each iteration takes tens of milliseconds or more: few, flat samples keep runs short.
-    group.sampling_mode(SamplingMode::Flat);
-    group.sample_size(10);
-    group.warm_up_time(Duration::from_secs(1));
-    group.measurement_time(Duration::from_secs(4));
-    group
+fn runtime(mut builder: Builder) -> Runtime {
+    builder.enable_io().build().expect("a runtime")
 }
 
 fn strategies(c: &mut Criterion) {
-    let data = log_data();
+    let data = Bytes::from(log_data());
+    let mut group = c.benchmark_group("strategies");
+    group
+        .throughput(Throughput::Bytes(data.len() as u64))
+        .sampling_mode(SamplingMode::Flat)
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(10));
 
-    let mut std_baseline = group(c, "std-baseline");
-    std_baseline.bench_function("line loop", |b| b.iter(|| line_loop(&data)));
-    std_baseline.finish();
+    let buffer = std_baseline::Knobs {
+        buffer_size: BUFFER_SIZE,
+    };
+    group.bench_function("std-baseline", |b| {
+        b.iter(|| std_baseline::run(&buffer, input(&data), std::io::sink()))
+    });
 
-    let runtime = Builder::new_multi_thread()
-        .build()
-        .expect("a tokio runtime");
-    let shared = Bytes::from(data.clone());
-    let mut pipeline = group(c, "pipeline");
-    for batch in [1, 16, 256, 4096] {
-        pipeline.bench_function(format!("batch {batch}"), |b| {
-            b.iter(|| tasks_hand_off(&runtime, &shared, batch))
+    let current_thread = runtime(Builder::new_current_thread());
+    group.bench_function("baseline", |b| {
+        b.iter(|| current_thread.block_on(baseline::run(&buffer, input(&data), tokio::io::sink())))
+    });
+    group.bench_function("streamer", |b| {
+        b.iter(|| current_thread.block_on(streamer::run(&buffer, input(&data), tokio::io::sink())))
+    });
+
+    let multi_thread = runtime(Builder::new_multi_thread());
+    for batch in [1, 256] {
+        let knobs = pipeline::Knobs {
+            batch,
+            queue: 32,
+            clocks: false,
+        };
+        group.bench_function(format!("pipeline --batch {batch}"), |b| {
+            b.iter(|| multi_thread.block_on(pipeline::run(&knobs, input(&data), tokio::io::sink())))
         });
     }
-    pipeline.finish();
 
-    let mut batched = group(c, "batched");
-    batched.bench_function("render_chunk, one thread", |b| b.iter(|| chunk_loop(&data)));
-    let cores = thread::available_parallelism().map_or(1, usize::from);
-    for workers in 1..=cores {
-        batched.bench_function(format!("threads {workers}"), |b| {
-            b.iter(|| chunks_to_workers(&data, workers))
-        });
-    }
-    batched.finish();
+    let threads = thread::available_parallelism().map_or(1, usize::from);
+    let knobs = batched::Knobs {
+        threads,
+        chunk_size: 256 << 10,
+        queue: threads,
+        clocks: false,
+    };
+    group.bench_function("batched", |b| {
+        b.iter(|| batched::run(&knobs, input(&data), std::io::sink()))
+    });
+    group.finish();
 }
 
 criterion_group!(benches, strategies);

@@ -3,10 +3,11 @@
 //! Line transformers that read stdin (or FILEs), prefix every line with `[spaces: N]` (the
 //! number of ASCII spaces in it, `>6` from seven up) and write it to stdout, byte for byte
 //! otherwise; and the harness that measures which strategy moves lines fastest. The contract is
-//! in the README: output format, CLI, errors, live input, memory bounds.
+//! in the README: output format, CLI, errors, live input, memory bounds, hostile environments.
 //!
-//! Five binaries in `src/bin/` differ only in how lines travel from framing to rendering;
-//! everything else lives here, once:
+//! Five binaries in `src/bin/` differ only in how lines travel from framing to rendering; each
+//! strategy is library code here, generic over where its bytes come from and go to, and
+//! everything else lives here once:
 //!
 //! ```text
 //! input ──► frame ──► [ strategy: loop | task | stream | channels | threads ] ──► render ──► output
@@ -15,27 +16,27 @@
 //! | module | holds |
 //! | --- | --- |
 //! | [`spaces`] | the kernel: spaces in a line, capped at 7; the header table |
-//! | [`frame`] | complete lines, or chunks cut at line ends, out of reusable buffers |
-//! | [`render`] | header + line + `\n` into an output buffer |
-//! | [`input`] | stdin or FILEs as one stream; the unreadable-FILE rule |
-//! | [`output`] | large writes; write out when input goes idle |
-//! | [`async_io`] | the same input and output for tokio, awaited; the runtime's closed-stdout rule |
-//! | [`shared_lines`] | lines and batches of lines as shared `Bytes`, for streams and channels |
+//! | [`render`] | header + line + `\n` into an output buffer; a whole chunk in one pass |
+//! | [`frame`] | complete lines, chunks cut at line ends, or shared batches, out of reusable buffers |
+//! | [`strategy`] | the five strategies, one file each, knobs as plain structs |
+//! | [`io`] | sources with `cat`'s rules, gathering and when to write, descriptors, sync I/O |
+//! | [`async_io`] | the same for tokio, split by role: runtime, file, input, output |
 //! | [`parallel`] | OS-thread machinery: recycled buffers, input order restored, thread faults as errors |
-//! | [`cli`] | the arguments every binary shares |
-//! | [`exit`] | errors, their one line on stderr, exit codes, broken pipe |
-//! | [`pipe`] | larger pipes on stdin and stdout |
+//! | [`process`] | what every binary does around its strategy: stdio, `--stats`, exit status |
+//! | [`error`] | errors, their one line on stderr, exit codes, broken pipe, panics as errors |
+//! | [`quote`] | file names quoted so every message stays one line |
+//! | [`cli`] | the arguments every binary shares, sizes with suffixes, bounds on knobs |
 //! | [`stats`] | `--stats`: counters and per-stage busy/waiting clocks |
 
 pub mod async_io;
 pub mod cli;
-pub mod exit;
+pub mod error;
 pub mod frame;
-pub mod input;
-pub mod output;
+pub mod io;
 pub mod parallel;
-pub mod pipe;
+pub mod process;
+pub mod quote;
 pub mod render;
-pub mod shared_lines;
 pub mod spaces;
 pub mod stats;
+pub mod strategy;

@@ -7,7 +7,7 @@ use std::thread::{self, JoinHandle};
 
 use crossbeam_channel::{Receiver, Sender, bounded};
 
-use crate::exit::Error;
+use crate::error::Error;
 
 /// At most `limit` reusable items going round a loop of threads: made on demand until there are
 /// `limit`, then only reused as they come back. Memory stays bounded whatever the input's size,
@@ -110,7 +110,7 @@ pub fn spawn<T: Send + 'static>(
     thread::Builder::new()
         .name(name.clone())
         .spawn(body)
-        .map_err(|error| Error::new(format!("starting {name}"), error))
+        .map_err(|error| Error::new(format!("starting the {name} thread"), error))
 }
 
 /// Waits for a thread to finish and returns its result; its panic becomes an error.

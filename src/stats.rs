@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use std::io::{self, Write as _};
 use std::time::{Duration, Instant};
 
-use crate::exit::program;
+use crate::error::program;
 
 /// Busy and waiting time of one stage (a thread or task), measured only when `--stats` asks.
 #[derive(Debug, Clone)]

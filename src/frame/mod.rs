@@ -1,13 +1,39 @@
-//! Line framing over reusable buffers: single lines ([`LineBuffer`]), or chunks of whole lines
-//! ([`Chunk`]).
+//! Line framing over reusable buffers: single lines ([`LineBuffer`]), chunks of whole lines
+//! ([`Chunk`]), or lines and batches as shared `Bytes` ([`shared::SharedLines`]).
 //!
 //! Input arrives in reads of any size; lines are handed out as slices of the buffer, so no line is
 //! copied or allocated. A line that does not end within the bytes read so far stays in the buffer
-//! and is completed by the next read; one longer than the whole buffer grows it.
+//! and is completed by the next read; one longer than the whole buffer grows it, through [`grow`]:
+//! a line longer than the memory available is an error, never an abort.
+
+pub mod shared;
 
 use std::mem;
 
 use memchr::{memchr, memrchr};
+
+use crate::error::Error;
+
+/// Makes room in `buf` for `additional` more bytes, or says the line does not fit in memory.
+/// Capacity grows by doubling, as `Vec` does, so a long line is copied O(1) times a byte.
+pub fn reserve(buf: &mut Vec<u8>, additional: usize) -> Result<(), Error> {
+    buf.try_reserve(additional)
+        .map_err(|_| Error::line_too_long("buffering a line"))
+}
+
+/// The least a buffer grows by, so that a line far longer than a tiny buffer still arrives in
+/// reads of a useful size.
+const LEAST_GROWTH: usize = 64 * 1024;
+
+/// Lengthens `buf` by `by` (at least [`LEAST_GROWTH`]) zeroed bytes, for a read to fill. Only
+/// those bytes are touched: the doubled capacity behind them stays untouched, so a 1 GiB line
+/// costs 1 GiB of memory, not 2.
+fn grow(buf: &mut Vec<u8>, by: usize) -> Result<(), Error> {
+    let by = by.max(LEAST_GROWTH);
+    reserve(buf, by)?;
+    buf.resize(buf.len() + by, 0);
+    Ok(())
+}
 
 /// Complete lines out of a buffer that is refilled in place.
 ///
@@ -29,22 +55,26 @@ pub struct LineBuffer {
     searched: usize,
     /// One past the last byte read in; `end..` is spare room for the next read. `end <= buf.len()`.
     end: usize,
+    /// The size the buffer starts at, and grows by when one line fills it. At least 1.
+    read_size: usize,
 }
 
 impl LineBuffer {
     /// A buffer of `capacity` bytes (at least 1), growing only for lines longer than that.
     pub fn new(capacity: usize) -> Self {
+        let read_size = capacity.max(1);
         LineBuffer {
-            buf: vec![0; capacity.max(1)],
+            buf: vec![0; read_size],
             start: 0,
             searched: 0,
             end: 0,
+            read_size,
         }
     }
 
-    /// Room for the next read: never empty. Moves the unconsumed bytes to the front, and doubles
-    /// the buffer when they fill it (a line longer than the buffer).
-    pub fn spare(&mut self) -> &mut [u8] {
+    /// Room for the next read: never empty. Moves the unconsumed bytes to the front, and grows
+    /// the buffer when they fill it (a line longer than the buffer); fails if it cannot.
+    pub fn spare(&mut self) -> Result<&mut [u8], Error> {
         if self.start > 0 {
             self.buf.copy_within(self.start..self.end, 0);
             self.searched -= self.start;
@@ -52,9 +82,9 @@ impl LineBuffer {
             self.start = 0;
         }
         if self.end == self.buf.len() {
-            self.buf.resize(self.buf.len() * 2, 0);
+            grow(&mut self.buf, self.read_size)?;
         }
-        &mut self.buf[self.end..]
+        Ok(&mut self.buf[self.end..])
     }
 
     /// Records that a read put `n` bytes at the front of [`spare`](Self::spare).
@@ -132,15 +162,15 @@ impl Chunk {
     }
 
     /// Room for the next read: never empty. Up to the chunk's size; past it (no line has ended
-    /// yet), room to grow, doubling the buffer as it fills.
-    pub fn spare(&mut self) -> &mut [u8] {
+    /// yet), room to grow, a chunk's size at a time; fails if the buffer cannot grow.
+    pub fn spare(&mut self) -> Result<&mut [u8], Error> {
         if self.end < self.size {
-            return &mut self.buf[self.end..self.size];
+            return Ok(&mut self.buf[self.end..self.size]);
         }
         if self.end == self.buf.len() {
-            self.buf.resize(self.buf.len() * 2, 0);
+            grow(&mut self.buf, self.size)?;
         }
-        &mut self.buf[self.end..]
+        Ok(&mut self.buf[self.end..])
     }
 
     /// Records that a read put `n` bytes at the front of [`spare`](Self::spare).
@@ -181,19 +211,21 @@ impl Chunk {
 
     /// Moves the whole lines into `into`, dropping the bytes it held, and keeps the partial line
     /// after them here, in `into`'s old storage: the two buffers trade places, so only the
-    /// partial line is copied.
-    pub fn take_lines(&mut self, into: &mut Chunk) {
+    /// partial line is copied. Fails if `into`'s storage cannot grow to hold the partial line.
+    pub fn take_lines(&mut self, into: &mut Chunk) -> Result<(), Error> {
         mem::swap(&mut self.buf, &mut into.buf);
         into.end = self.lines_end;
         into.lines_end = self.lines_end;
         let partial = self.lines_end..self.end;
         let room = partial.len().max(self.size);
         if self.buf.len() < room {
-            self.buf.resize(room, 0);
+            let by = room - self.buf.len();
+            grow(&mut self.buf, by)?;
         }
         self.buf[..partial.len()].copy_from_slice(&into.buf[partial.clone()]);
         self.end = partial.len();
         self.lines_end = 0;
+        Ok(())
     }
 }
 
@@ -208,7 +240,7 @@ mod tests {
         for piece in input.chunks(read_size) {
             let mut piece = piece;
             while !piece.is_empty() {
-                let spare = buffer.spare();
+                let spare = buffer.spare().unwrap();
                 let n = spare.len().min(piece.len());
                 spare[..n].copy_from_slice(&piece[..n]);
                 buffer.filled(n);
@@ -277,20 +309,20 @@ mod tests {
         for piece in input.chunks(read_size) {
             let mut piece = piece;
             while !piece.is_empty() {
-                let spare = chunk.spare();
+                let spare = chunk.spare().unwrap();
                 let n = spare.len().min(piece.len());
                 spare[..n].copy_from_slice(&piece[..n]);
                 chunk.filled(n);
                 piece = &piece[n..];
                 if chunk.has_lines() && (chunk.is_full() || live) {
-                    chunk.take_lines(&mut handed);
+                    chunk.take_lines(&mut handed).unwrap();
                     chunks.push(handed.bytes().to_vec());
                 }
             }
         }
         chunk.finish();
         if chunk.has_lines() {
-            chunk.take_lines(&mut handed);
+            chunk.take_lines(&mut handed).unwrap();
             chunks.push(handed.bytes().to_vec());
         }
         assert!(chunk.bytes().is_empty(), "nothing left behind");

@@ -8,6 +8,9 @@
 use bytes::{Bytes, BytesMut};
 use memchr::memchr;
 
+use crate::error::Error;
+use crate::frame::reserve;
+
 /// Complete lines, split off a buffer that is read into at its end.
 ///
 /// ```text
@@ -42,14 +45,23 @@ impl SharedLines {
         }
     }
 
-    /// The buffer to read into, with room for a read at its end.
-    pub fn spare(&mut self) -> &mut BytesMut {
+    /// The buffer to read into, with room for a read at its end; fails if that room cannot be
+    /// had (a line longer than the memory available).
+    pub fn spare(&mut self) -> Result<&mut BytesMut, Error> {
         // While lines split off it are alive, the buffer cannot grow in place, and `BytesMut`
         // moves it into new storage of just the size asked for. Asking for at least what it
         // holds doubles it instead, so a big batch gathering over many reads is copied O(1)
         // times a byte, not once a read.
-        self.buf.reserve(self.read_size.max(self.buf.len()));
-        &mut self.buf
+        let room = self.read_size.max(self.buf.len());
+        // `BytesMut` can only grow infallibly: first reuse its space if that suffices, else move
+        // into storage grown fallibly here.
+        if !self.buf.try_reclaim(room) {
+            let mut grown = Vec::new();
+            reserve(&mut grown, self.buf.len() + room)?;
+            grown.extend_from_slice(&self.buf);
+            self.buf = BytesMut::from(Bytes::from(grown));
+        }
+        Ok(&mut self.buf)
     }
 
     /// The next `lines` complete lines, each with its `\n`, or `None` until that many are in.
@@ -112,7 +124,7 @@ mod tests {
         let mut lines = SharedLines::new(read_size);
         let mut out = Vec::new();
         for piece in input.chunks(read_size) {
-            lines.spare().extend_from_slice(piece);
+            lines.spare().unwrap().extend_from_slice(piece);
             while let Some(batch) = lines.next_batch(batch) {
                 out.push(batch.to_vec());
             }
@@ -129,7 +141,7 @@ mod tests {
     #[test]
     fn single_lines_lose_their_newline() {
         let mut lines = SharedLines::new(4);
-        lines.spare().extend_from_slice(b"a b\n\nc");
+        lines.spare().unwrap().extend_from_slice(b"a b\n\nc");
         assert_eq!(lines.next_line().as_deref(), Some(&b"a b"[..]));
         assert_eq!(lines.next_line().as_deref(), Some(&b""[..]));
         assert_eq!(lines.next_line(), None);

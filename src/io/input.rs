@@ -1,0 +1,89 @@
+//! [`FileInput`]: stdin or FILEs, read synchronously as one stream.
+//!
+//! A read that would wait also watches stdout: when stdout is a pipe whose reader has gone, the
+//! read stops with a broken pipe, so `(echo a; sleep 30) | std-baseline | head -1` ends when
+//! `head` does, not when the input next moves.
+
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsFd, OwnedFd};
+use std::path::PathBuf;
+
+use crate::error::Error;
+use crate::io::Input;
+use crate::io::fd;
+use crate::io::sources::Sources;
+
+/// The sources as one byte stream, read synchronously.
+#[derive(Debug)]
+pub struct FileInput {
+    sources: Sources,
+    /// The source being read, if one is open.
+    current: Option<File>,
+    /// Where output goes: refused as input (`cat`'s rule), and watched while a read waits when
+    /// it is a pipe, the one kind of output whose reader can go away.
+    output: Option<OwnedFd>,
+    /// Whether a read of `current` may wait, and so must watch `output` meanwhile: never for a
+    /// regular file, nor when the output is no pipe.
+    watch: bool,
+    /// The last [`has_waiting`](Input::has_waiting) found `current` readable and no read has
+    /// happened since: the next read returns at once, so it need not watch.
+    ready: bool,
+}
+
+impl FileInput {
+    /// `files` (stdin if none), read while writing to stdout.
+    pub fn stdin_or_files(files: &[PathBuf]) -> Self {
+        let stdout = io::stdout().as_fd().try_clone_to_owned().ok();
+        FileInput::new(Sources::new(files), stdout)
+    }
+
+    /// `sources`, read while writing to `output`.
+    pub fn new(sources: Sources, output: Option<OwnedFd>) -> Self {
+        FileInput {
+            sources,
+            current: None,
+            output,
+            watch: false,
+            ready: false,
+        }
+    }
+}
+
+impl Input for FileInput {
+    /// Moves on to the next source at each end; errors are reported and the source skipped.
+    /// Fails only when the output is a pipe whose reader went away while this waited for input:
+    /// a broken pipe, which the caller stops on as it would on a failed write.
+    fn read(&mut self, buf: &mut [u8]) -> Result<usize, Error> {
+        loop {
+            let Some(file) = &mut self.current else {
+                let output = self.output.as_ref().map(AsFd::as_fd);
+                let Some(file) = self.sources.open_next(output) else {
+                    return Ok(0);
+                };
+                self.watch = output.is_some_and(fd::is_pipe) && !fd::is_regular_file(file.as_fd());
+                self.ready = false;
+                self.current = Some(file);
+                continue;
+            };
+            let may_wait = self.watch && !std::mem::take(&mut self.ready);
+            if let (true, Some(output)) = (may_wait, &self.output)
+                && !fd::wait_readable_unless_reader_gone(file.as_fd(), output.as_fd())
+            {
+                return Err(Error::stdout_closed());
+            }
+            match self.sources.read_done(fd::read(file, buf)) {
+                Some(n) => return Ok(n),
+                None => self.current = None,
+            }
+        }
+    }
+
+    fn has_waiting(&mut self) -> bool {
+        self.ready = match &self.current {
+            Some(file) => fd::is_waiting(file.as_fd()),
+            None => self.sources.has_more(),
+        };
+        self.ready
+    }
+}

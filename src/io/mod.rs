@@ -1,0 +1,47 @@
+//! Input and output for the sync strategies, and the rules both the sync and the async layers
+//! share.
+//!
+//! A sync strategy reads from any [`Input`] and writes to any [`std::io::Write`]: bytes in memory
+//! in tests and benches, and in the binaries [`FileInput`] (stdin or FILEs) and [`Stdout`].
+//!
+//! | module | holds |
+//! | --- | --- |
+//! | [`sources`] | the sources in order with `cat`'s rules: unreadable FILE, input that is the output |
+//! | [`gather`] | output held back for large writes, and when it must go: plain state |
+//! | [`fd`] | descriptor facts: pipe or file, input waiting, reader gone, private non-blocking mode |
+//! | [`input`] | [`FileInput`]: the sources read synchronously, watching stdout while idle |
+//! | [`output`] | [`Output`]: gathering in front of any writer; [`Stdout`] |
+
+pub mod fd;
+pub mod gather;
+pub mod input;
+pub mod output;
+pub mod sources;
+
+use std::io::Read;
+
+pub use input::FileInput;
+pub use output::{Output, Stdout};
+
+use crate::error::{Context, Error};
+
+/// Where a sync strategy's bytes come from.
+pub trait Input {
+    /// Reads into `buf` (not empty). Returns 0 only at the end of all input.
+    fn read(&mut self, buf: &mut [u8]) -> Result<usize, Error>;
+
+    /// Whether a read now would return at once. When not, output held back for batching must go
+    /// out first, or a live line would be stuck.
+    fn has_waiting(&mut self) -> bool;
+}
+
+/// Any reader is an input whose bytes are always waiting: memory, in tests and benches.
+impl<R: Read> Input for R {
+    fn read(&mut self, buf: &mut [u8]) -> Result<usize, Error> {
+        Read::read(self, buf).context("reading input")
+    }
+
+    fn has_waiting(&mut self) -> bool {
+        true
+    }
+}

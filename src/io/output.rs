@@ -1,0 +1,164 @@
+//! [`Output`]: rendered bytes gathered in front of any writer and written in large pieces, by the
+//! rule in [`gather`](crate::io::gather); and [`Stdout`], the writer the binaries use.
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::os::fd::AsFd;
+
+use crate::error::{Context, Error};
+use crate::io::gather::Gather;
+use crate::io::{Input, fd};
+
+/// A writer with a gathering buffer in front.
+#[derive(Debug)]
+pub struct Output<W> {
+    sink: W,
+    gather: Gather,
+    /// Bytes written so far.
+    bytes_written: u64,
+}
+
+impl<W: Write> Output<W> {
+    /// `sink`, written in pieces of about `write_size` bytes.
+    pub fn new(sink: W, write_size: usize) -> Self {
+        Output {
+            sink,
+            gather: Gather::new(write_size),
+            bytes_written: 0,
+        }
+    }
+
+    /// The buffer to render into.
+    pub fn pending(&mut self) -> &mut Vec<u8> {
+        self.gather.pending()
+    }
+
+    /// Writes whatever is pending.
+    pub fn flush(&mut self) -> Result<(), Error> {
+        let pending = self.gather.pending();
+        if !pending.is_empty() {
+            self.sink.write_all(pending).context("writing stdout")?;
+            self.bytes_written += pending.len() as u64;
+            pending.clear();
+        }
+        Ok(())
+    }
+
+    /// Writes `bytes` at once, in one piece, after anything pending: for strategies that render
+    /// whole chunks into buffers of their own.
+    pub fn write(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        self.flush()?;
+        self.sink.write_all(bytes).context("writing stdout")?;
+        self.bytes_written += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Writes what is pending once it has reached the write size.
+    pub fn flush_if_full(&mut self) -> Result<(), Error> {
+        match self.gather.is_full() {
+            true => self.flush(),
+            false => Ok(()),
+        }
+    }
+
+    /// Writes what is pending if it is due before the next read of `input`: call before each.
+    pub fn flush_if_due(&mut self, input: &mut impl Input) -> Result<(), Error> {
+        match self.gather.is_due(|| input.has_waiting()) {
+            true => self.flush(),
+            false => Ok(()),
+        }
+    }
+
+    /// Bytes written so far.
+    pub fn bytes_written(&self) -> u64 {
+        self.bytes_written
+    }
+}
+
+/// Stdout, duplicated into a plain `File`: writes go straight to the descriptor, bypassing std's
+/// line buffering, in the sizes the caller gathers; a descriptor handed over non-blocking is
+/// waited on rather than failing.
+#[derive(Debug)]
+pub struct Stdout(File);
+
+impl Stdout {
+    pub fn open() -> Result<Self, Error> {
+        io::stdout()
+            .as_fd()
+            .try_clone_to_owned()
+            .map(|fd| Stdout(File::from(fd)))
+            .context("opening stdout")
+    }
+
+    /// The descriptor, as a plain file: for the async layer to wrap.
+    pub fn into_file(self) -> File {
+        self.0
+    }
+}
+
+impl Write for Stdout {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        fd::write(&self.0, buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An input that says whether it has bytes waiting, and counts how often it was asked.
+    struct Idle {
+        waiting: bool,
+        asked: usize,
+    }
+
+    impl Input for Idle {
+        fn read(&mut self, _: &mut [u8]) -> Result<usize, Error> {
+            Ok(0)
+        }
+
+        fn has_waiting(&mut self) -> bool {
+            self.asked += 1;
+            self.waiting
+        }
+    }
+
+    #[test]
+    fn gathers_until_full_or_due() {
+        let mut output = Output::new(Vec::new(), 4);
+        output.pending().extend_from_slice(b"ab");
+        output.flush_if_full().unwrap();
+        let mut busy = Idle {
+            waiting: true,
+            asked: 0,
+        };
+        output.flush_if_due(&mut busy).unwrap();
+        assert!(output.sink.is_empty() && busy.asked == 1);
+        let mut idle = Idle {
+            waiting: false,
+            asked: 0,
+        };
+        output.flush_if_due(&mut idle).unwrap();
+        assert_eq!(output.sink, b"ab");
+        output.pending().extend_from_slice(b"cdef");
+        output.flush_if_full().unwrap();
+        output.write(b"gh").unwrap();
+        assert_eq!(output.sink, b"abcdefgh");
+        assert_eq!(output.bytes_written(), 8);
+    }
+
+    #[test]
+    fn a_failed_write_names_stdout() {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let mut output = Output::new(full, 1);
+        let error = output.write(b"x").unwrap_err();
+        assert!(error.to_string().starts_with("writing stdout: "), "{error}");
+    }
+}

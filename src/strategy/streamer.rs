@@ -1,0 +1,35 @@
+//! `streamer`: tokio and futures. Input is a `Stream` of lines, each split off the read buffer
+//! without a copy; `map` renders each one and `forward` drains the stream into the output as a
+//! `Sink`.
+//!
+//! The live-input rule comes with `forward`: whenever the stream has no line ready, it flushes
+//! the sink before waiting, so a line never sits in the buffer while input is idle.
+
+use futures::StreamExt;
+use tokio::io::AsyncWrite;
+
+use crate::async_io::{AsyncInput, AsyncOutput};
+use crate::error::Error;
+use crate::render::render_shared;
+use crate::stats::Stats;
+
+pub use super::std_baseline::Knobs;
+
+/// Renders every line of `input` onto `output`.
+pub async fn run(
+    knobs: &Knobs,
+    mut input: impl AsyncInput,
+    output: impl AsyncWrite + Unpin,
+) -> Result<Stats, Error> {
+    let mut stats = Stats::start();
+    let mut output = AsyncOutput::new(output, knobs.buffer_size);
+    let mut lines = input.lines(knobs.buffer_size);
+    (&mut lines)
+        .inspect(|_| stats.lines += 1)
+        .map(|line| line.map(render_shared))
+        .forward(&mut output)
+        .await?;
+    stats.bytes_in = lines.bytes_read();
+    stats.bytes_out = output.bytes_written();
+    Ok(stats)
+}
