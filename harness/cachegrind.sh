@@ -68,7 +68,7 @@ table=$RUN_DIR/cachegrind.md
 {
     echo "# Per-line cost under cachegrind"
     echo
-    echo "Machine: $(cat "$RUN_DIR/machine.txt")."
+    echo "Machine: $(cat "$MACHINE_FILE")."
     echo "Made by \`harness/cachegrind.sh\`: \`valgrind --tool=cachegrind --cache-sim=yes $CG_CACHES\`,"
     echo "each command reading $CG_LINES generated log lines ($(stat -c %s "$data") bytes) from a file"
     echo "into /dev/null, less the same command's counts on empty input. D1 misses are level-1 data misses (reads and writes); LL misses are misses"

@@ -75,7 +75,7 @@ awk -F '\t' -v OFS='\t' '
 {
     echo "# Latency against offered rate"
     echo
-    echo "Machine: $(cat "$RUN_DIR/machine.txt")."
+    echo "Machine: $(cat "$MACHINE_FILE")."
     echo "Made by \`RATES=\"$RATES\" CELL_SECONDS=$CELL_SECONDS REPEAT=$REPEAT harness/latency.sh\`; each cell is"
     echo "\`latency-probe --rate RATE --duration $CELL_SECONDS -- BINARY SETTINGS\`,"
     echo "$rounds. Latency is per line, from the probe's write to its read of the output,"

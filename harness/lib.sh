@@ -36,6 +36,9 @@ RUN_DIR=${RUN_DIR:-${RUNS:-$ROOT/results/runs}/$(date -u +%F)-$MACHINE}
 REPEAT=${REPEAT:-5}
 WARMUP=${WARMUP:-1}
 REPORT=$HARNESS/report.py
+# The machine, compiler and commit each script measured with, apart per script: scripts of one
+# run's folder may run at different commits.
+MACHINE_FILE=$RUN_DIR/$(basename "$0" .sh).machine.txt
 
 # A line of The Brothers Karamazov (Constance Garnett's translation, public domain): the input of
 # the original experiment's `yes` pipe.
@@ -72,7 +75,7 @@ build() {
         BIN_DIR=$ROOT/target/measure
     fi
     mkdir -p "$RUN_DIR" "$WORK"
-    describe_machine > "$RUN_DIR/machine.txt"
+    describe_machine > "$MACHINE_FILE"
 }
 
 # The variants to measure, one a line as in harness/variants ("binary knobs..."), narrowed to

@@ -43,7 +43,7 @@ report() {
     {
         echo "# Scaling on $data ($bytes bytes)"
         echo
-        echo "Machine: $(cat "$RUN_DIR/machine.txt")."
+        echo "Machine: $(cat "$MACHINE_FILE")."
         echo "Made by \`harness/scaling.sh\`: hyperfine, $warmup warm-up and $repeat runs a command, medians;"
         echo "F is the data file, every output checked identical first. null: \`batched F > /dev/null\`;"
         echo "file: \`batched F > out\`; pipe: \`cat F | batched | cat\`; parallel: GNU parallel"
@@ -58,7 +58,7 @@ report() {
     cat "$table"
     plot_against "$RUN_DIR/scaling-$data-series.dat" "$RUN_DIR/scaling-$data-refs.dat" \
         "$RUN_DIR/scaling-$data.svg" \
-        "Throughput against threads or jobs ($data, $(awk -F', ' '{ print $2 }' "$RUN_DIR/machine.txt"))" \
+        "Throughput against threads or jobs ($data, $(awk -F', ' '{ print $2 }' "$MACHINE_FILE"))" \
         "N: batched --threads N, parallel -jN" 2
     say "wrote $table"
 }

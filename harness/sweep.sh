@@ -55,7 +55,7 @@ sweep() {
     {
         echo "# $bin: throughput against $option"
         echo
-        echo "Machine: $(cat "$RUN_DIR/machine.txt")."
+        echo "Machine: $(cat "$MACHINE_FILE")."
         echo "Made by \`harness/sweep.sh\`: each row is \`cat F | $variant $option VALUE\` over"
         echo "stable_$SWEEP_LOG.log ($bytes bytes), hyperfine, $WARMUP warm-up and $REPEAT runs, medians;"
         echo "every output checked identical. MiB/s counts input bytes; CPU is all the pipe's processes."

@@ -68,7 +68,7 @@ cpu_rows=$WORK/targets-cpu.md
 {
     echo "# The performance targets"
     echo
-    echo "Machine: $(cat "$RUN_DIR/machine.txt")."
+    echo "Machine: $(cat "$MACHINE_FILE")."
     echo "Made by \`harness/targets.sh\`: medians of $REPEAT interleaved rounds, $DATA_MIB MiB a data set."
     echo
     echo "| data | measure | target | figure | medians (wall) | |"

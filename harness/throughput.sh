@@ -27,7 +27,7 @@ table=$RUN_DIR/throughput.md
 {
     echo "# Throughput and CPU cost"
     echo
-    echo "Machine: $(cat "$RUN_DIR/machine.txt")."
+    echo "Machine: $(cat "$MACHINE_FILE")."
     echo "Made by \`throughput.sh\`: hyperfine, $WARMUP warm-up and $REPEAT runs a command; every output"
     echo "checked identical first. MiB/s counts input bytes. \`cat\` is the reference, not a ceiling:"
     echo "the binaries ask for 1 MiB pipes, cat keeps the default 64 KiB ones. CPU is user + system"
