@@ -18,6 +18,7 @@
 #   CG_CACHES valgrind's cache options (default: 32 KiB I1, 48 KiB D1, 32 MiB LL, 64-byte lines)
 # Example, a quick smoke run: CG_LINES=2000 ./harness/cachegrind.sh
 
+# shellcheck source=harness/lib.sh
 source "$(dirname "$0")/lib.sh"
 
 CG_LINES=${CG_LINES:-200000}

@@ -21,6 +21,7 @@
 
 # Before lib.sh, whose own default is 5 runs.
 REPEAT=${REPEAT:-3}
+# shellcheck source=harness/lib.sh
 source "$(dirname "$0")/lib.sh"
 
 RATES=${RATES:-1k 10k 100k max}

@@ -35,6 +35,7 @@ MACHINE=${MACHINE:-$(nproc)-cores}
 RUN_DIR=${RUN_DIR:-${RUNS:-$ROOT/results/runs}/$(date -u +%F)-$MACHINE}
 REPEAT=${REPEAT:-5}
 WARMUP=${WARMUP:-1}
+# shellcheck disable=SC2034 # REPORT and PERL_SPACES are for the scripts that source this
 REPORT=$HARNESS/report.py
 # The machine, compiler and commit each script measured with, apart per script: scripts of one
 # run's folder may run at different commits.
@@ -45,6 +46,7 @@ MACHINE_FILE=$RUN_DIR/$(basename "$0" .sh).machine.txt
 KARAMAZOV="Above all, don't lie to yourself. The man who lies to himself and listens to his own lie comes to a point that he cannot distinguish the truth within him, or around him, and so loses all respect for himself and for others."
 
 # The transform as a user would write it without this project, as a shell command.
+# shellcheck disable=SC2034
 PERL_SPACES="perl -ne 'my \$n = tr/ //; print \"[spaces: \", (\$n > 6 ? \">6\" : \$n), \"]\", \$_'"
 
 # Progress and diagnostics go to stderr; stdout carries only results.
@@ -151,7 +153,7 @@ karamazov_file() {
 # same_output WHAT CMD...: runs each shell command once, its output through cksum, and stops the
 # script when any differs from the first's. Also the warm-up that reads the input into the cache.
 same_output() {
-    local what=$1 first= cmd sum
+    local what=$1 first="" cmd sum
     shift
     for cmd; do
         say "$what: checking $cmd"

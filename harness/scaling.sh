@@ -19,6 +19,7 @@
 #   KARA_LINES  lines of the Karamazov file (default 4000000, 1.1 GB as the big log's 1.3 GB)
 # Example, a quick smoke run: BIG_LINES=20000 KARA_LINES=20000 REPEAT=1 ./harness/scaling.sh
 
+# shellcheck source=harness/lib.sh
 source "$(dirname "$0")/lib.sh"
 
 cores=$(nproc)

@@ -15,6 +15,7 @@
 #   --flamegraph  also record and draw a flamegraph per variant
 # Environment: PERF_FREQ, perf record samples per second (default 999); more in harness/lib.sh.
 
+# shellcheck source=harness/lib.sh
 source "$(dirname "$0")/lib.sh"
 
 data=small repeat=1 flamegraph=no

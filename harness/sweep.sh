@@ -18,6 +18,7 @@
 # Example, a quick smoke run: SWEEP_LOG=small SMALL_LINES=20000 REPEAT=1 BATCHES="1 100" \
 #   CHUNK_SIZES=65536 ./harness/sweep.sh
 
+# shellcheck source=harness/lib.sh
 source "$(dirname "$0")/lib.sh"
 
 SWEEPS=${SWEEPS:-pipeline-batch batched-chunk-size}

@@ -20,6 +20,7 @@
 #   REPEAT      rounds; the median is reported (default 5)
 # Example, a quick smoke run: DATA_MIB=2 STREAM_GIB=0 REPEAT=1 BIG_LINES=20000 ./harness/targets.sh
 
+# shellcheck source=harness/lib.sh
 source "$(dirname "$0")/lib.sh"
 
 DATA_MIB=${DATA_MIB:-256}
