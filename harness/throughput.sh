@@ -17,6 +17,7 @@
 #   BIG_LINES  lines of resources/stable_big.log.gz, made when missing (default 10000000)
 # Example, a quick smoke run: YES_LINES=20000 BIG_LINES=20000 REPEAT=1 ./throughput.sh
 
+# shellcheck source=harness/lib.sh
 source "$(dirname "$0")/lib.sh"
 
 YES_LINES=${YES_LINES:-1000000}
