@@ -123,3 +123,42 @@ impl Stats {
         let _ = io::stderr().lock().write_all(self.summary().as_bytes());
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_has_the_counts_then_a_line_a_stage() {
+        let mut stats = Stats::start();
+        stats.lines = 3;
+        stats.bytes_in = 10;
+        stats.bytes_out = 43;
+        stats.stages.push(StageClock::new("reader", true));
+        let summary = stats.summary();
+        let lines: Vec<_> = summary.lines().collect();
+        assert_eq!(lines.len(), 2, "{summary}");
+        assert!(
+            lines[0].contains(": 3 lines, 10 bytes in, 43 bytes out, "),
+            "{summary}"
+        );
+        assert!(lines[0].ends_with(" MiB/s in"), "{summary}");
+        assert!(lines[1].contains(": stage reader: busy "), "{summary}");
+    }
+
+    #[test]
+    fn clocks_split_time_into_busy_and_waiting_and_cost_nothing_when_off() {
+        let mut clock = StageClock::new("on", true);
+        std::thread::sleep(Duration::from_millis(2));
+        clock.busy();
+        std::thread::sleep(Duration::from_millis(2));
+        clock.waited_to_receive();
+        clock.waited_to_send();
+        assert!(clock.busy >= Duration::from_millis(2));
+        assert!(clock.waiting_to_receive >= Duration::from_millis(2));
+        let mut off = StageClock::new("off", false);
+        std::thread::sleep(Duration::from_millis(1));
+        off.busy();
+        assert_eq!(off.busy, Duration::ZERO);
+    }
+}

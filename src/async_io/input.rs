@@ -153,3 +153,50 @@ impl<I: AsyncInput> Stream for Lines<'_, I> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use futures::StreamExt;
+
+    use super::*;
+
+    fn on_runtime<T>(body: impl Future<Output = T>) -> T {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .build()
+            .unwrap()
+            .block_on(body)
+    }
+
+    #[test]
+    fn reads_files_in_order_skipping_the_unreadable() {
+        let dir =
+            std::env::temp_dir().join(format!("pipelines-async-input-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (first, second) = (dir.join("first"), dir.join("second"));
+        std::fs::write(&first, b"one\ntw").unwrap();
+        std::fs::write(&second, b"o\n").unwrap();
+        let files = [first, dir.join("missing"), dir.clone(), second];
+        let mut input = AsyncFileInput::new(Sources::new(&files), None);
+        let (lines, read) = on_runtime(async {
+            let mut lines = input.lines(3);
+            let collected: Vec<_> = (&mut lines).map(|line| line.unwrap()).collect().await;
+            (collected, lines.bytes_read())
+        });
+        assert_eq!(
+            lines,
+            [&b"one"[..], b"two"],
+            "a line runs on into the next file"
+        );
+        assert_eq!(read, 8);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn memory_always_has_its_bytes_waiting() {
+        let mut input = &b"a\nb"[..];
+        assert!(AsyncInput::has_waiting(&mut input));
+        let lines: Vec<_> = on_runtime(input.lines(1).map(|line| line.unwrap()).collect());
+        assert_eq!(lines, [&b"a"[..], b"b"]);
+    }
+}

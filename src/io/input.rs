@@ -87,3 +87,70 @@ impl Input for FileInput {
         self.ready
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
+
+    use super::*;
+
+    /// A pipe's read end named as a FILE, as a shell's process substitution names it.
+    fn pipe_as_file() -> (PathBuf, std::io::PipeReader, std::io::PipeWriter) {
+        let (reader, writer) = std::io::pipe().unwrap();
+        (
+            PathBuf::from(format!("/dev/fd/{}", reader.as_raw_fd())),
+            reader,
+            writer,
+        )
+    }
+
+    #[test]
+    fn says_whether_input_is_waiting_and_reads_across_sources() {
+        let (path, _reader, mut writer) = pipe_as_file();
+        let file = std::env::temp_dir().join(format!("pipelines-input-{}", std::process::id()));
+        std::fs::write(&file, b"from a file\n").unwrap();
+        let mut input = FileInput::new(Sources::new(&[file.clone(), path]), None);
+        assert!(input.has_waiting(), "a source is yet to be opened");
+        let mut buf = [0; 64];
+        assert_eq!(input.read(&mut buf).unwrap(), 12);
+        assert!(input.has_waiting(), "the file's end, then the pipe");
+        writer.write_all(b"piped").unwrap();
+        assert_eq!(
+            input.read(&mut buf).unwrap(),
+            5,
+            "the file ended, the pipe is read"
+        );
+        assert!(!input.has_waiting(), "the pipe is open and empty");
+        drop(writer);
+        assert!(input.has_waiting(), "the end is waiting");
+        assert_eq!(input.read(&mut buf).unwrap(), 0);
+        std::fs::remove_file(&file).unwrap();
+    }
+
+    #[test]
+    fn a_waiting_read_stops_when_the_outputs_reader_goes() {
+        let (path, _reader, _writer) = pipe_as_file();
+        let (output_reader, output_writer) = std::io::pipe().unwrap();
+        let mut input = FileInput::new(Sources::new(&[path]), Some(output_writer.into()));
+        let closing = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            drop(output_reader);
+        });
+        let error = input.read(&mut [0; 8]).unwrap_err();
+        assert!(error.is_broken_pipe(), "{error}");
+        closing.join().unwrap();
+    }
+
+    #[test]
+    fn an_output_that_is_no_pipe_is_never_taken_for_a_gone_reader() {
+        let (path, _reader, mut writer) = pipe_as_file();
+        let null = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/null")
+            .unwrap();
+        let mut input = FileInput::new(Sources::new(&[path]), Some(null.into()));
+        writer.write_all(b"x").unwrap();
+        assert_eq!(input.read(&mut [0; 8]).unwrap(), 1);
+    }
+}

@@ -183,3 +183,61 @@ fn work(
     }
     clock
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::{BufRead, BufReader, Write};
+    use std::os::fd::AsRawFd;
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::io::FileInput;
+    use crate::io::sources::Sources;
+
+    /// A lone line goes to a worker and out while its chunk is far from full and the input stays
+    /// open.
+    #[test]
+    fn a_live_line_is_not_held_for_its_chunk() {
+        let (reader, mut writer) = std::io::pipe().unwrap();
+        let (output_reader, output_writer) = std::io::pipe().unwrap();
+        let path = PathBuf::from(format!("/dev/fd/{}", reader.as_raw_fd()));
+        let knobs = Knobs {
+            threads: 2,
+            chunk_size: 1 << 20,
+            queue: 1,
+            clocks: true,
+        };
+        let input = FileInput::new(Sources::new(&[path]), None);
+        let running = std::thread::spawn(move || run(&knobs, input, output_writer));
+        writer.write_all(b"a b\n").unwrap();
+        let mut line = String::new();
+        BufReader::new(output_reader).read_line(&mut line).unwrap();
+        assert_eq!(line, "[spaces: 1]a b\n");
+        drop(writer);
+        let stats = running.join().unwrap().unwrap();
+        assert_eq!((stats.lines, stats.bytes_in, stats.bytes_out), (1, 4, 15));
+        assert_eq!(stats.stages.len(), 4, "reader, two workers, writer");
+    }
+
+    /// A failure to render (here, a chunk whose rendering cannot get memory) reaches the writer
+    /// as an error instead of leaving it waiting for the chunk.
+    #[test]
+    fn a_worker_error_ends_the_run() {
+        let (to_worker, chunks) = bounded(1);
+        let (to_writer, rendered) = bounded(1);
+        let mut slot = Slot {
+            number: 0,
+            input: Chunk::new(4),
+            output: Vec::new(),
+            lines: 0,
+        };
+        slot.input.spare().unwrap()[..4].copy_from_slice(b"a b\n");
+        slot.input.filled(4);
+        to_worker.send(slot).unwrap();
+        drop(to_worker);
+        work(chunks, to_writer, StageClock::new("worker", false));
+        let slot = rendered.recv().unwrap().unwrap();
+        assert_eq!(slot.output, b"[spaces: 1]a b\n");
+        assert_eq!(slot.lines, 1);
+    }
+}

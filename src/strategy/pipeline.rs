@@ -167,3 +167,45 @@ async fn joined<T>(task: JoinHandle<T>) -> Result<T, Error> {
     task.await
         .map_err(|error| Error::new("running a task", io::Error::other(error)))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
+    use std::path::PathBuf;
+
+    use tokio::io::AsyncReadExt;
+
+    use super::*;
+    use crate::async_io::AsyncFileInput;
+    use crate::io::sources::Sources;
+
+    /// A lone line goes out while its batch is far from full and the input stays open: the
+    /// reader marks it idle and the writer writes at once.
+    #[test]
+    fn a_live_line_is_not_held_for_its_batch() {
+        let (reader, mut writer) = std::io::pipe().unwrap();
+        let path = PathBuf::from(format!("/dev/fd/{}", reader.as_raw_fd()));
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_io()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let (output, mut rendered) = tokio::io::duplex(1024);
+            let input = AsyncFileInput::new(Sources::new(&[path]), None);
+            let knobs = Knobs {
+                batch: 1000,
+                queue: 4,
+                clocks: false,
+            };
+            let run = tokio::spawn(async move { run(&knobs, input, output).await });
+            writer.write_all(b"a b\n").unwrap();
+            let mut line = [0; 15];
+            rendered.read_exact(&mut line).await.unwrap();
+            assert_eq!(&line, b"[spaces: 1]a b\n");
+            drop(writer);
+            let stats = run.await.unwrap().unwrap();
+            assert_eq!((stats.lines, stats.bytes_in, stats.bytes_out), (1, 4, 15));
+        });
+    }
+}

@@ -1,0 +1,369 @@
+//! Every strategy and every framer of the library, driven in process, checked byte for byte
+//! against the one reference model: on padded inputs whose line ends and spaces fall on every
+//! buffer, chunk and batch edge, and on property-generated input, at the smallest knob values.
+//! One macro, instantiated once for each, as memchr tests its implementations. Then each strategy
+//! over real descriptors: pipes, a socket pair, a file.
+
+mod common;
+
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::thread;
+
+use common::{line_soup, padded_inputs, reference};
+use pipelines::async_io::{AsyncFile, AsyncFileInput};
+use pipelines::frame::shared::SharedLines;
+use pipelines::frame::{Chunk, LineBuffer};
+use pipelines::io::FileInput;
+use pipelines::io::sources::Sources;
+use pipelines::render::{render_chunk, render_line};
+use pipelines::strategy;
+use proptest::prelude::*;
+use tokio::io::AsyncWrite;
+use tokio::runtime::{Builder, Runtime};
+
+/// An async sink that keeps what is written where the test can read it after the strategy, which
+/// needs a sink it can own, has finished.
+#[derive(Clone, Default)]
+struct Collected(Arc<Mutex<Vec<u8>>>);
+
+impl Collected {
+    fn bytes(&self) -> Vec<u8> {
+        self.0.lock().expect("not poisoned").clone()
+    }
+}
+
+impl AsyncWrite for Collected {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        self.0.lock().expect("not poisoned").extend_from_slice(buf);
+        Poll::Ready(Ok(buf.len()))
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+}
+
+fn runtime(builder: &mut Builder) -> Runtime {
+    builder.enable_io().build().expect("a runtime")
+}
+
+thread_local! {
+    static CURRENT_THREAD: Runtime = runtime(&mut Builder::new_current_thread());
+    static MULTI_THREAD: Runtime = runtime(Builder::new_multi_thread().worker_threads(2));
+}
+
+/// Each strategy and framer at size `knob` (1 upwards: the smallest sizes it allows), over
+/// `input` in memory, returning what it wrote.
+fn std_baseline(input: &[u8], knob: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    let knobs = strategy::std_baseline::Knobs { buffer_size: knob };
+    strategy::std_baseline::run(&knobs, input, &mut out).expect("in memory, nothing fails");
+    out
+}
+
+fn baseline(input: &[u8], knob: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    let knobs = strategy::baseline::Knobs { buffer_size: knob };
+    let run = strategy::baseline::run(&knobs, input, &mut out);
+    CURRENT_THREAD
+        .with(|runtime| runtime.block_on(run))
+        .expect("in memory, nothing fails");
+    out
+}
+
+fn streamer(input: &[u8], knob: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    let knobs = strategy::streamer::Knobs { buffer_size: knob };
+    let run = strategy::streamer::run(&knobs, input, &mut out);
+    CURRENT_THREAD
+        .with(|runtime| runtime.block_on(run))
+        .expect("in memory, nothing fails");
+    out
+}
+
+fn pipeline(input: &[u8], knob: usize) -> Vec<u8> {
+    let out = Collected::default();
+    let knobs = strategy::pipeline::Knobs {
+        batch: knob,
+        queue: 1 + knob % 2,
+        clocks: knob.is_multiple_of(3),
+    };
+    let run = strategy::pipeline::run(&knobs, std::io::Cursor::new(input.to_vec()), out.clone());
+    MULTI_THREAD
+        .with(|runtime| runtime.block_on(run))
+        .expect("in memory, nothing fails");
+    out.bytes()
+}
+
+fn batched(input: &[u8], knob: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    let knobs = strategy::batched::Knobs {
+        threads: 1 + knob % 3,
+        chunk_size: knob,
+        queue: 1 + knob % 2,
+        clocks: knob.is_multiple_of(3),
+    };
+    strategy::batched::run(&knobs, std::io::Cursor::new(input.to_vec()), &mut out)
+        .expect("in memory, nothing fails");
+    out
+}
+
+/// Feeds `input` to a framer in pieces of at most `size` bytes, as reads would.
+fn pieces(input: &[u8], size: usize) -> impl Iterator<Item = &[u8]> {
+    input.chunks(size.max(1))
+}
+
+fn line_buffer(input: &[u8], knob: usize) -> Vec<u8> {
+    let mut framer = LineBuffer::new(knob);
+    let mut out = Vec::new();
+    for mut piece in pieces(input, knob + 1) {
+        while !piece.is_empty() {
+            let spare = framer.spare().expect("memory for a short line");
+            let n = spare.len().min(piece.len());
+            spare[..n].copy_from_slice(&piece[..n]);
+            framer.filled(n);
+            piece = &piece[n..];
+            while let Some(line) = framer.next_line() {
+                render_line(&mut out, line);
+            }
+        }
+    }
+    if let Some(line) = framer.take_rest() {
+        render_line(&mut out, line);
+    }
+    out
+}
+
+fn chunk(input: &[u8], knob: usize) -> Vec<u8> {
+    let (mut framer, mut handed) = (Chunk::new(knob), Chunk::new(knob));
+    let mut out = Vec::new();
+    for mut piece in pieces(input, knob + 2) {
+        while !piece.is_empty() {
+            let spare = framer.spare().expect("memory for a short line");
+            let n = spare.len().min(piece.len());
+            spare[..n].copy_from_slice(&piece[..n]);
+            framer.filled(n);
+            piece = &piece[n..];
+            // Hand on when full, and now and then as if input had gone idle.
+            if framer.has_lines() && (framer.is_full() || n % 3 == 0) {
+                framer.take_lines(&mut handed).expect("memory");
+                render_chunk(&mut out, handed.bytes());
+            }
+        }
+    }
+    framer.finish();
+    if framer.has_lines() {
+        framer.take_lines(&mut handed).expect("memory");
+        render_chunk(&mut out, handed.bytes());
+    }
+    out
+}
+
+fn shared_lines(input: &[u8], knob: usize) -> Vec<u8> {
+    let mut framer = SharedLines::new(knob);
+    let mut out = Vec::new();
+    for piece in pieces(input, knob) {
+        framer.spare().expect("memory").extend_from_slice(piece);
+        while let Some(batch) = framer.next_batch(knob) {
+            render_chunk(&mut out, &batch);
+        }
+        if piece.len() % 2 == 0
+            && let Some(short) = framer.take_complete()
+        {
+            render_chunk(&mut out, &short);
+        }
+    }
+    if let Some(rest) = framer.take_rest() {
+        render_chunk(&mut out, &rest);
+    }
+    out
+}
+
+/// The tests for one strategy or framer, `$run(input, knob)`: padded inputs of up to
+/// `$longest` bytes at knobs 1 to 3, and generated input of up to 400 bytes at knobs 1 to 9.
+macro_rules! against_the_reference {
+    ($name:ident, $longest:expr) => {
+        mod $name {
+            use super::*;
+
+            #[test]
+            fn padded_inputs_at_the_smallest_knobs() {
+                for input in padded_inputs($longest) {
+                    for knob in 1..=3 {
+                        let got = super::$name(&input, knob);
+                        assert!(got == reference(&input), "knob {knob}, input {input:?}");
+                    }
+                }
+            }
+
+            proptest! {
+                #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+                #[test]
+                fn generated_input(input in line_soup(400), knob in 1usize..10) {
+                    prop_assert!(super::$name(&input, knob) == reference(&input));
+                }
+            }
+        }
+    };
+}
+
+against_the_reference!(std_baseline, 40);
+against_the_reference!(baseline, 40);
+against_the_reference!(streamer, 40);
+against_the_reference!(pipeline, 24);
+against_the_reference!(batched, 24);
+against_the_reference!(line_buffer, 40);
+against_the_reference!(chunk, 40);
+against_the_reference!(shared_lines, 40);
+
+/// Real descriptors: input through a pipe named as a FILE (`/dev/fd/N`, as a shell's process
+/// substitution gives), output into a pipe, each end served by a thread of its own.
+fn through_pipes(input: &[u8], run: impl FnOnce(Sources, File)) -> Vec<u8> {
+    let (input_reader, mut input_writer) = std::io::pipe().expect("a pipe");
+    let (mut output_reader, output_writer) = std::io::pipe().expect("a pipe");
+    let sent = input.to_vec();
+    let feeding = thread::spawn(move || input_writer.write_all(&sent));
+    let collecting = thread::spawn(move || {
+        let mut received = Vec::new();
+        output_reader.read_to_end(&mut received).map(|_| received)
+    });
+    let input_fd = OwnedFd::from(input_reader);
+    let path = PathBuf::from(format!(
+        "/dev/fd/{}",
+        std::os::fd::AsRawFd::as_raw_fd(&input_fd)
+    ));
+    run(
+        Sources::new(&[path]),
+        File::from(OwnedFd::from(output_writer)),
+    );
+    drop(input_fd);
+    feeding.join().expect("no panic").expect("fed");
+    collecting.join().expect("no panic").expect("collected")
+}
+
+/// A few thousand lines of every header: more than a pipe holds, so both sides wait on each other.
+fn many_lines() -> Vec<u8> {
+    (0..20_000)
+        .flat_map(|n: usize| {
+            let mut line = vec![b'x'; n % 50];
+            for space in line.iter_mut().step_by(3).take(n % 9) {
+                *space = b' ';
+            }
+            line.push(b'\n');
+            line
+        })
+        .collect()
+}
+
+#[test]
+fn sync_strategies_over_pipes() {
+    let input = many_lines();
+    let output = through_pipes(&input, |sources, output| {
+        let knobs = strategy::std_baseline::Knobs { buffer_size: 1000 };
+        strategy::std_baseline::run(&knobs, FileInput::new(sources, None), output).expect("runs");
+    });
+    assert!(output == reference(&input));
+    let output = through_pipes(&input, |sources, output| {
+        let knobs = strategy::batched::Knobs {
+            threads: 2,
+            chunk_size: 1000,
+            queue: 1,
+            clocks: false,
+        };
+        strategy::batched::run(&knobs, FileInput::new(sources, None), output).expect("runs");
+    });
+    assert!(output == reference(&input));
+}
+
+#[test]
+fn async_strategies_over_pipes() {
+    let input = many_lines();
+    let knobs = strategy::baseline::Knobs { buffer_size: 1000 };
+    let output = through_pipes(&input, |sources, output| {
+        CURRENT_THREAD
+            .with(|runtime| {
+                runtime.block_on(async {
+                    let output = AsyncFile::new(output, true);
+                    strategy::baseline::run(&knobs, AsyncFileInput::new(sources, None), output)
+                        .await
+                })
+            })
+            .expect("runs");
+    });
+    assert!(output == reference(&input));
+    let output = through_pipes(&input, |sources, output| {
+        CURRENT_THREAD
+            .with(|runtime| {
+                runtime.block_on(async {
+                    let output = AsyncFile::new(output, true);
+                    strategy::streamer::run(&knobs, AsyncFileInput::new(sources, None), output)
+                        .await
+                })
+            })
+            .expect("runs");
+    });
+    assert!(output == reference(&input));
+    let output = through_pipes(&input, |sources, output| {
+        let knobs = strategy::pipeline::Knobs {
+            batch: 7,
+            queue: 2,
+            clocks: true,
+        };
+        MULTI_THREAD
+            .with(|runtime| {
+                runtime.block_on(async {
+                    let output = AsyncFile::new(output, true);
+                    strategy::pipeline::run(&knobs, AsyncFileInput::new(sources, None), output)
+                        .await
+                })
+            })
+            .expect("runs");
+    });
+    assert!(output == reference(&input));
+}
+
+#[test]
+fn a_socket_pair_and_a_file() {
+    let input = many_lines();
+    let (mut ours, theirs) = UnixStream::pair().expect("a socket pair");
+    let sent = input.clone();
+    let feeding = thread::spawn(move || {
+        ours.write_all(&sent)?;
+        ours.shutdown(std::net::Shutdown::Write)
+    });
+    let path = std::env::temp_dir().join(format!("pipelines-strategies-{}", std::process::id()));
+    let file = File::create(&path).expect("a scratch file");
+    let knobs = strategy::std_baseline::Knobs { buffer_size: 4096 };
+    let stats =
+        strategy::std_baseline::run(&knobs, theirs, file.try_clone().expect("dup")).expect("runs");
+    feeding.join().expect("no panic").expect("fed");
+    assert_eq!(stats.bytes_in, input.len() as u64);
+    assert!(std::fs::read(&path).expect("written") == reference(&input));
+    // The file just written, as a FILE argument, read by the async side.
+    let knobs = strategy::baseline::Knobs { buffer_size: 4096 };
+    let out = Collected::default();
+    let sources = Sources::new(std::slice::from_ref(&path));
+    let watched = file.as_fd().try_clone_to_owned().ok();
+    let run = strategy::baseline::run(&knobs, AsyncFileInput::new(sources, watched), out.clone());
+    CURRENT_THREAD
+        .with(|runtime| runtime.block_on(run))
+        .expect("runs");
+    assert!(out.bytes() == reference(&reference(&input)));
+    std::fs::remove_file(&path).expect("removed");
+}
