@@ -75,6 +75,24 @@ batched=$(variant_of batched)
 batched=$(command_of "$batched")
 out=$(q "$WORK/scaling.out")
 
+# series NAME: every command of a series on the current data set ($f, quoted), one a line: N,
+# its label, the shell command, tab-separated.
+series() {
+    local n
+    for n in $THREADS; do
+        case $1 in
+            null) printf '%s\tbatched --threads %s F > /dev/null\t%s\n' "$n" "$n" \
+                "$batched --threads $n $f > /dev/null" ;;
+            file) printf '%s\tbatched --threads %s F > out\t%s\n' "$n" "$n" \
+                "$batched --threads $n $f > $out" ;;
+            pipe) printf '%s\tcat F | batched --threads %s | cat\t%s\n' "$n" "$n" \
+                "cat $f | $batched --threads $n | cat" ;;
+            parallel) printf '%s\tparallel --pipepart -j%s -k perl\t%s\n' "$n" "$n" \
+                "parallel --pipepart -a $f --block -1 -j$n -k -q $PERL_SPACES" ;;
+        esac
+    done
+}
+
 for data in $DATA; do
     case $data in
         logs) file=$(log_plain big) ;;
@@ -84,22 +102,6 @@ for data in $DATA; do
     f=$(q "$file")
     # What the report needs to know of the measurement when it is made again from the raw data.
     echo "$(stat -c %s "$file") $WARMUP $REPEAT" > "$RUN_DIR/scaling-$data.input"
-    # Every command of a series, one a line: N, its label, the shell command, tab-separated.
-    series() {
-        local n
-        for n in $THREADS; do
-            case $1 in
-                null) printf '%s\tbatched --threads %s F > /dev/null\t%s\n' "$n" "$n" \
-                    "$batched --threads $n $f > /dev/null" ;;
-                file) printf '%s\tbatched --threads %s F > out\t%s\n' "$n" "$n" \
-                    "$batched --threads $n $f > $out" ;;
-                pipe) printf '%s\tcat F | batched --threads %s | cat\t%s\n' "$n" "$n" \
-                    "cat $f | $batched --threads $n | cat" ;;
-                parallel) printf '%s\tparallel --pipepart -j%s -k perl\t%s\n' "$n" "$n" \
-                    "parallel --pipepart -a $f --block -1 -j$n -k -q $PERL_SPACES" ;;
-            esac
-        done
-    }
     checks=("$batched $f" "$PERL_SPACES < $f")
     while IFS=$'\t' read -r n label cmd; do
         checks+=("$cmd")
