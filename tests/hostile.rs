@@ -572,9 +572,10 @@ fn nobody(command: &Command) -> Command {
 /// No thread to be had: a thread that cannot start ends the run with one line and exit 1; a
 /// binary that needs no thread just works. stdout is a pipe, then a file: the tokio binaries
 /// write a file from a thread of their pool.
-fn without_threads(wrap: impl Fn(Command) -> Command, limits: &str) {
+fn without_threads(wrap: impl Fn(Command) -> Command, limits: impl Fn(&Variant) -> String) {
     let input = b"a b\n";
     for_each_variant(|variant| {
+        let limits = &limits(variant);
         for to_file in [false, true] {
             let mut command = wrap(limited(variant, limits));
             let output = scratch(variant, &format!("no-thread-{limits}"));
@@ -612,13 +613,33 @@ fn no_thread_under_a_process_limit_is_one_line_and_exit_1() {
         eprintln!("skipped: {why}");
         return;
     }
-    without_threads(|command| nobody(&command), "ulimit -u 1");
+    without_threads(|command| nobody(&command), |_| "ulimit -u 1".to_owned());
 }
 
-/// `ulimit -v 6000`: too little address space for a thread's stack.
+/// The least address space, in KiB and to the next 1000, in which `variant` starts at all
+/// (prints its version): what its code and libraries take, which differs by build.
+fn least_address_space(variant: &Variant) -> u64 {
+    (2000..1_000_000)
+        .step_by(1000)
+        .find(|kib| {
+            let mut command = limited(variant, &format!("ulimit -v {kib}"));
+            command
+                .arg("--version")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null());
+            command.status().is_ok_and(|status| status.success())
+        })
+        .expect("the binary starts in some address space")
+}
+
+/// `ulimit -v` just above what the binary needs to start: too little address space for a
+/// thread's stack (2 MiB) besides.
 #[test]
 fn no_thread_under_a_memory_limit_is_one_line_and_exit_1() {
-    without_threads(|command| command, "ulimit -v 6000");
+    without_threads(
+        |command| command,
+        |variant| format!("ulimit -v {}", least_address_space(variant) + 1500),
+    );
 }
 
 /// `BIN /dev/zero` under `ulimit -v`: one endless line, held whole until it ends, outgrows any

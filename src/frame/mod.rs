@@ -25,11 +25,9 @@ pub fn reserve(buf: &mut Vec<u8>, additional: usize) -> Result<(), Error> {
 /// reads of a useful size.
 const LEAST_GROWTH: usize = 64 * 1024;
 
-/// Lengthens `buf` by `by` (at least [`LEAST_GROWTH`]) zeroed bytes, for a read to fill. Only
-/// those bytes are touched: the doubled capacity behind them stays untouched, so a 1 GiB line
-/// costs 1 GiB of memory, not 2.
+/// Lengthens `buf` by `by` zeroed bytes, for a read to fill. Only those bytes are touched: the
+/// doubled capacity behind them stays untouched, so a 1 GiB line costs 1 GiB of memory, not 2.
 fn grow(buf: &mut Vec<u8>, by: usize) -> Result<(), Error> {
-    let by = by.max(LEAST_GROWTH);
     reserve(buf, by)?;
     buf.resize(buf.len() + by, 0);
     Ok(())
@@ -45,8 +43,9 @@ fn grow(buf: &mut Vec<u8>, by: usize) -> Result<(), Error> {
 /// ```
 #[derive(Debug)]
 pub struct LineBuffer {
-    /// The storage, all of it initialised so that reads can go straight into it. Its length only
-    /// grows, and only when one line fills all of it.
+    /// The storage, all of it initialised so that reads can go straight into it. Empty until the
+    /// first read, so that making a buffer cannot fail; then its length only grows, and only when
+    /// one line fills all of it.
     buf: Vec<u8>,
     /// The first byte not yet handed out as part of a line. `start <= searched`.
     start: usize,
@@ -64,7 +63,7 @@ impl LineBuffer {
     pub fn new(capacity: usize) -> Self {
         let read_size = capacity.max(1);
         LineBuffer {
-            buf: vec![0; read_size],
+            buf: Vec::new(),
             start: 0,
             searched: 0,
             end: 0,
@@ -73,7 +72,8 @@ impl LineBuffer {
     }
 
     /// Room for the next read: never empty. Moves the unconsumed bytes to the front, and grows
-    /// the buffer when they fill it (a line longer than the buffer); fails if it cannot.
+    /// the buffer when they fill it (a line longer than the buffer); fails if the memory for the
+    /// buffer, or for such a line, cannot be had.
     pub fn spare(&mut self) -> Result<&mut [u8], Error> {
         if self.start > 0 {
             self.buf.copy_within(self.start..self.end, 0);
@@ -82,7 +82,11 @@ impl LineBuffer {
             self.start = 0;
         }
         if self.end == self.buf.len() {
-            grow(&mut self.buf, self.read_size)?;
+            let by = match self.buf.is_empty() {
+                true => self.read_size,
+                false => self.read_size.max(LEAST_GROWTH),
+            };
+            grow(&mut self.buf, by)?;
         }
         Ok(&mut self.buf[self.end..])
     }
@@ -137,15 +141,16 @@ impl LineBuffer {
 /// ```
 #[derive(Debug)]
 pub struct Chunk {
-    /// The storage, all of it initialised so that reads can go straight into it. Its length only
-    /// grows, and past `size` only while one line does not fit.
+    /// The storage, all of it initialised so that reads can go straight into it. Empty until the
+    /// first read, so that making a chunk cannot fail; then its length only grows, and past
+    /// `size` only while one line does not fit.
     buf: Vec<u8>,
     /// One past the last `\n` in `..end`, or 0 if there is none. `lines_end <= end`.
     lines_end: usize,
     /// One past the last byte read in. `end <= buf.len()`.
     end: usize,
     /// How many bytes a chunk is filled to before its lines are handed on. At least 1, and
-    /// `size <= buf.len()` while the chunk is being filled.
+    /// `size <= buf.len()` once the chunk is being filled.
     size: usize,
 }
 
@@ -154,7 +159,7 @@ impl Chunk {
     pub fn new(size: usize) -> Self {
         let size = size.max(1);
         Chunk {
-            buf: vec![0; size],
+            buf: Vec::new(),
             lines_end: 0,
             end: 0,
             size,
@@ -162,13 +167,17 @@ impl Chunk {
     }
 
     /// Room for the next read: never empty. Up to the chunk's size; past it (no line has ended
-    /// yet), room to grow, a chunk's size at a time; fails if the buffer cannot grow.
+    /// yet), room to grow; fails if the memory for the chunk, or for such a line, cannot be had.
     pub fn spare(&mut self) -> Result<&mut [u8], Error> {
         if self.end < self.size {
+            if self.buf.len() < self.size {
+                let by = self.size - self.buf.len();
+                grow(&mut self.buf, by)?;
+            }
             return Ok(&mut self.buf[self.end..self.size]);
         }
         if self.end == self.buf.len() {
-            grow(&mut self.buf, self.size)?;
+            grow(&mut self.buf, self.size.max(LEAST_GROWTH))?;
         }
         Ok(&mut self.buf[self.end..])
     }

@@ -37,7 +37,7 @@ impl SharedLines {
     pub fn new(read_size: usize) -> Self {
         let read_size = read_size.max(1);
         SharedLines {
-            buf: BytesMut::with_capacity(read_size),
+            buf: BytesMut::new(),
             read_size,
             complete: 0,
             searched: 0,

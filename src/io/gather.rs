@@ -22,9 +22,11 @@ pub struct Gather {
 }
 
 impl Gather {
+    /// Gathering `write_size` bytes a write. The buffer grows as rendering reserves room in it,
+    /// where running out of memory is an error (see [`frame::reserve`](crate::frame::reserve)).
     pub fn new(write_size: usize) -> Self {
         Gather {
-            pending: Vec::with_capacity(write_size),
+            pending: Vec::new(),
             write_size,
         }
     }

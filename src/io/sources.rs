@@ -109,13 +109,6 @@ impl Sources {
     pub fn has_more(&self) -> bool {
         !self.waiting.is_empty()
     }
-
-    /// How messages name the source being read: for an error that stops the run.
-    pub fn current_name(&self) -> String {
-        self.current
-            .as_ref()
-            .map_or_else(|| "input".to_owned(), Source::name)
-    }
 }
 
 #[cfg(test)]
@@ -146,7 +139,6 @@ mod tests {
             sources.open_next(None).is_some(),
             "the missing one is skipped"
         );
-        assert_eq!(sources.current_name(), quote(present.as_os_str()));
         assert!(!sources.has_more());
         assert_eq!(sources.read_done(Ok(3)), Some(3));
         assert_eq!(sources.read_done(Ok(0)), None, "the end moves on");

@@ -219,10 +219,10 @@ mod tests {
         assert_eq!(stats.stages.len(), 4, "reader, two workers, writer");
     }
 
-    /// A failure to render (here, a chunk whose rendering cannot get memory) reaches the writer
-    /// as an error instead of leaving it waiting for the chunk.
+    /// A worker renders each chunk into its own slot, counts its lines, hands it to the writer,
+    /// and ends when the reader's channel closes.
     #[test]
-    fn a_worker_error_ends_the_run() {
+    fn a_worker_renders_into_the_slot_it_hands_on() {
         let (to_worker, chunks) = bounded(1);
         let (to_writer, rendered) = bounded(1);
         let mut slot = Slot {
