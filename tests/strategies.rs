@@ -18,11 +18,13 @@ use std::thread;
 
 use common::{line_soup, padded_inputs, reference};
 use pipelines::async_io::{AsyncFile, AsyncFileInput};
+use pipelines::error::Error;
 use pipelines::frame::shared::SharedLines;
 use pipelines::frame::{Chunk, LineBuffer};
 use pipelines::io::FileInput;
 use pipelines::io::sources::Sources;
 use pipelines::render::{render_chunk, render_line};
+use pipelines::stats::Stats;
 use pipelines::strategy;
 use proptest::prelude::*;
 use tokio::io::AsyncWrite;
@@ -76,23 +78,24 @@ fn std_baseline(input: &[u8], knob: usize) -> Vec<u8> {
     out
 }
 
-fn baseline(input: &[u8], knob: usize) -> Vec<u8> {
-    let mut out = Vec::new();
-    let knobs = strategy::baseline::Knobs { buffer_size: knob };
-    let run = strategy::baseline::run(&knobs, input, &mut out);
+/// Runs an async strategy to its end on this thread's current-thread runtime.
+fn on_current_thread(run: impl Future<Output = Result<Stats, Error>>) {
     CURRENT_THREAD
         .with(|runtime| runtime.block_on(run))
         .expect("in memory, nothing fails");
+}
+
+fn baseline(input: &[u8], knob: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    let knobs = strategy::baseline::Knobs { buffer_size: knob };
+    on_current_thread(strategy::baseline::run(&knobs, input, &mut out));
     out
 }
 
 fn streamer(input: &[u8], knob: usize) -> Vec<u8> {
     let mut out = Vec::new();
     let knobs = strategy::streamer::Knobs { buffer_size: knob };
-    let run = strategy::streamer::run(&knobs, input, &mut out);
-    CURRENT_THREAD
-        .with(|runtime| runtime.block_on(run))
-        .expect("in memory, nothing fails");
+    on_current_thread(strategy::streamer::run(&knobs, input, &mut out));
     out
 }
 

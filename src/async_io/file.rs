@@ -114,14 +114,7 @@ mod tests {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
     use super::*;
-
-    fn on_runtime<T>(body: impl Future<Output = T>) -> T {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_io()
-            .build()
-            .unwrap()
-            .block_on(body)
-    }
+    use crate::async_io::on_runtime;
 
     #[test]
     fn pipes_go_on_the_reactor_and_stay_blocking_for_others() {

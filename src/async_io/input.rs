@@ -159,14 +159,7 @@ mod tests {
     use futures::StreamExt;
 
     use super::*;
-
-    fn on_runtime<T>(body: impl Future<Output = T>) -> T {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_io()
-            .build()
-            .unwrap()
-            .block_on(body)
-    }
+    use crate::async_io::on_runtime;
 
     #[test]
     fn reads_files_in_order_skipping_the_unreadable() {

@@ -20,3 +20,13 @@ pub mod runtime;
 pub use file::AsyncFile;
 pub use input::{AsyncFileInput, AsyncInput};
 pub use output::AsyncOutput;
+
+/// Runs `body` on a current-thread runtime with I/O enabled: for this layer's tests.
+#[cfg(test)]
+fn on_runtime<T>(body: impl Future<Output = T>) -> T {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .build()
+        .expect("a runtime")
+        .block_on(body)
+}

@@ -118,13 +118,7 @@ mod tests {
     use futures::SinkExt;
 
     use super::*;
-
-    fn on_runtime<T>(body: impl Future<Output = T>) -> T {
-        tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap()
-            .block_on(body)
-    }
+    use crate::async_io::on_runtime;
 
     #[test]
     fn gathers_until_full_then_writes() {
