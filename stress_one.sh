@@ -1,16 +1,5 @@
 #!/usr/bin/env bash
-# A quick look: one `perf stat` run per binary of `zcat resources/stable_small.log.gz | BIN >
-# /dev/null`. One run is not stable; stress.sh repeats and draws flamegraphs.
-#
-# Environment (all optional; more in scripts/common.sh):
-#   SMALL_LINES  lines of resources/stable_small.log.gz, made when missing (default 1000000)
-#   BINS         the binaries to measure (default: every src/bin/*.rs)
-
-source "$(dirname "$0")/scripts/common.sh"
-
-require_perf
-build_release
-gz=$(log_gz small)
-for bin in $(binaries); do
-    perf_stat 1 "$gz" "$bin"
-done
+# The original experiment's stress_one.sh: one `perf stat` run per variant of `zcat
+# resources/stable_small.log.gz | BINARY > /dev/null`. The work is harness/stress.sh's.
+set -euo pipefail
+exec "$(dirname "$0")/harness/stress.sh" --data small --repeat 1 "$@"

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# What does a line cost? Every variant of harness/variants, and cat and the perl one-liner as
+# references, run under `valgrind --tool=cachegrind` with the cache simulation on, over the same
+# generated log lines: instructions, D1 misses and last-level misses a line. Counted, not timed,
+# so they do not move with the machine's load; the caches simulated are fixed here (not read from
+# the host), so the figures are the same on any x86-64 machine for the same binaries.
+# Cachegrind runs a program's threads one at a time on one simulated cache: it cannot see what
+# threads cost each other on real cores (cache lines moving between cores, false sharing, waiting
+# on locks), nor the kernel's work in read and write. Those show in wall and CPU time, not here.
+# Writes cachegrind-LABEL.out.gz per command (gzipped: the measure profile's symbols make each a
+# few hundred KB; annotate one with `zcat FILE > x.out && cg_annotate x.out`) and cachegrind.md,
+# the table, into the run's folder.
+#
+# Needs valgrind: sudo apt-get install valgrind
+#
+# Environment (all optional; more in harness/lib.sh):
+#   CG_LINES  log lines run through each binary (default 200000)
+#   CG_CACHES valgrind's cache options (default: 32 KiB I1, 48 KiB D1, 32 MiB LL, 64-byte lines)
+# Example, a quick smoke run: CG_LINES=2000 ./harness/cachegrind.sh
+
+# shellcheck source=harness/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+CG_LINES=${CG_LINES:-200000}
+CG_CACHES=${CG_CACHES:---I1=32768,8,64 --D1=49152,12,64 --LL=33554432,16,64}
+require valgrind "sudo apt-get install valgrind"
+
+build
+data=$WORK/cachegrind-$CG_LINES.log
+"$BIN_DIR/gen-logs" --lines "$CG_LINES" --seed "$LOG_SEED" > "$data"
+rm -f "$RUN_DIR"/cachegrind-*.out.gz
+
+commands=("cat" "cat" "perl" "$PERL_SPACES")
+while read -r variant; do
+    commands+=("$variant" "$(command_of "$variant")")
+done < <(variants)
+
+# cachegrind LABEL CMD INPUT OUT: CMD < INPUT under cachegrind, its counts into OUT, its output
+# into WORK/cachegrind.output.
+cachegrind() {
+    say "cachegrind: $1 < $(basename "$3")"
+    # shellcheck disable=SC2086 # CG_CACHES is a list of options by design
+    bash -c "valgrind --tool=cachegrind --cache-sim=yes $CG_CACHES --cachegrind-out-file=$(q "$4") \
+        $2 < $(q "$3") > $(q "$WORK/cachegrind.output") 2> $(q "$WORK/cachegrind.log")" ||
+        die "cachegrind failed on $1: $(tail -n 5 "$WORK/cachegrind.log")"
+}
+
+expected=
+outs=()
+set -- "${commands[@]}"
+while (($#)); do
+    label=$1 cmd=$2
+    shift 2
+    out=$RUN_DIR/cachegrind-${label// /_}
+    # Empty input too: what starting and stopping costs, taken off the per-line figures.
+    cachegrind "$label" "$cmd" /dev/null "$out.empty.out"
+    cachegrind "$label" "$cmd" "$data" "$out.out"
+    # The output check: every command but cat (whose output is its input) writes the same bytes.
+    if [[ $label != cat ]]; then
+        sum=$(cksum < "$WORK/cachegrind.output")
+        expected=${expected:-$sum}
+        [[ $sum == "$expected" ]] || die "OUTPUT MISMATCH under cachegrind: $label"
+    fi
+    gzip -9 -n -f "$out.empty.out" "$out.out"
+    outs+=("$label" "$out.empty.out.gz" "$out.out.gz")
+done
+
+table=$RUN_DIR/cachegrind.md
+{
+    echo "# Per-line cost under cachegrind"
+    echo
+    echo "Machine: $(cat "$MACHINE_FILE")."
+    echo "Made by \`harness/cachegrind.sh\`: \`valgrind --tool=cachegrind --cache-sim=yes $CG_CACHES\`,"
+    echo "each command reading $CG_LINES generated log lines ($(stat -c %s "$data") bytes) from a file"
+    echo "into /dev/null, less the same command's counts on empty input. D1 misses are level-1 data misses (reads and writes); LL misses are misses"
+    echo "of the last level (instructions and data), the ones that go to memory. Threads run one at a"
+    echo "time under cachegrind: no misses between cores are counted."
+    echo
+    "$REPORT" cachegrind --lines "$CG_LINES" "${outs[@]}"
+} > "$table"
+cat "$table"
+say "wrote $table"
