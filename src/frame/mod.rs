@@ -16,7 +16,18 @@ use crate::error::Error;
 
 /// Makes room in `buf` for `additional` more bytes, or says the line does not fit in memory.
 /// Capacity grows by doubling, as `Vec` does, so a long line is copied O(1) times a byte.
+/// Called once a line: the check for room is inline, the growing out of line.
+#[inline]
 pub fn reserve(buf: &mut Vec<u8>, additional: usize) -> Result<(), Error> {
+    if buf.capacity() - buf.len() >= additional {
+        return Ok(());
+    }
+    grow_capacity(buf, additional)
+}
+
+#[cold]
+#[inline(never)]
+fn grow_capacity(buf: &mut Vec<u8>, additional: usize) -> Result<(), Error> {
     buf.try_reserve(additional)
         .map_err(|_| Error::line_too_long("buffering a line"))
 }

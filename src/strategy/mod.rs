@@ -26,6 +26,7 @@ const RENDER_OVERHEAD: usize = 13;
 
 /// Appends `line`'s rendering to `out`, or fails if `out` cannot grow to hold it: a line too long
 /// for the memory available is an error, not an abort.
+#[inline(always)]
 fn render_line_in_memory(out: &mut Vec<u8>, line: &[u8]) -> Result<(), Error> {
     reserve(out, line.len() + RENDER_OVERHEAD)?;
     render_line(out, line);
