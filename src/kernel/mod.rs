@@ -88,7 +88,7 @@ pub fn render_shared(line: Bytes) -> Chain<Chain<&'static [u8], Bytes>, &'static
 /// double the buffer for long-line input, so this is the common case (`Vec` grows if short lines
 /// need more), and its slack covers a long line's wide stores. A caller that reserves this much
 /// fallibly first makes the implementations' own reservation a no-op.
-pub fn chunk_room(chunk_len: usize) -> usize {
+pub const fn chunk_room(chunk_len: usize) -> usize {
     chunk_len + chunk_len / 8 + 128
 }
 

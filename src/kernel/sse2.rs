@@ -4,10 +4,10 @@
 //! trick there, a dozen instructions, paid about twice a line.
 
 use std::arch::x86_64::{
-    __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8,
+    __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8, _mm_storeu_si128,
 };
 
-use super::blocks::{BLOCK, BlockScan, Masks, render_blocks};
+use super::blocks::{BLOCK, BlockScan, COPY, Masks, render_blocks};
 
 /// [`super::render_chunk`] with the SSE2 block scan.
 pub(super) fn render_chunk(out: &mut Vec<u8>, chunk: &[u8]) -> u64 {
@@ -18,6 +18,8 @@ pub(super) fn render_chunk(out: &mut Vec<u8>, chunk: &[u8]) -> u64 {
 struct Sse2;
 
 impl BlockScan for Sse2 {
+    const POPCNT: bool = false;
+
     #[inline(always)]
     fn masks(self, block: &[u8; BLOCK]) -> Masks {
         let mut masks = Masks {
@@ -39,5 +41,15 @@ impl BlockScan for Sse2 {
             masks.spaces |= bits(b' ');
         }
         masks
+    }
+
+    #[inline(always)]
+    unsafe fn copy(self, from: *const u8, to: *mut u8) {
+        let (from, to) = (from.cast::<__m128i>(), to.cast::<__m128i>());
+        for piece in 0..COPY / 16 {
+            // SAFETY: SSE2 is in every x86-64 CPU; the caller guarantees the `COPY` bytes at
+            // each end, which the 16-byte pieces cover.
+            unsafe { _mm_storeu_si128(to.add(piece), _mm_loadu_si128(from.add(piece))) };
+        }
     }
 }
