@@ -18,7 +18,7 @@ pub(super) struct Masks {
     pub(super) spaces: u64,
 }
 
-/// What an implementation supplies: the masks of one block, a line's copy piece, and whether
+/// What an implementation supplies: the bitmask of one byte value in a block, a line's copy piece, and whether
 /// `count_ones` is one instruction.
 pub(super) trait BlockScan: Copy {
     /// With a hardware popcount, counting every block's spaces costs less than the branch that
@@ -26,7 +26,16 @@ pub(super) trait BlockScan: Copy {
     /// instructions, worth skipping for most of a long line's blocks.
     const POPCNT: bool;
 
-    fn masks(self, block: &[u8; BLOCK]) -> Masks;
+    /// The bits of the bytes of `block` equal to `byte`.
+    fn bits(self, block: &[u8; BLOCK], byte: u8) -> u64;
+
+    #[inline(always)]
+    fn masks(self, block: &[u8; BLOCK]) -> Masks {
+        Masks {
+            newlines: self.bits(block, b'\n'),
+            spaces: self.bits(block, b' '),
+        }
+    }
 
     /// Copies [`COPY`] bytes from `from` to `to`, with the widest vector moves the CPU has
     /// (written out, as a plain 64-byte copy left a dead copy on the stack in the loop).
@@ -47,17 +56,15 @@ pub(super) fn render_blocks<S: BlockScan>(scan: S, out: &mut Vec<u8>, chunk: &[u
         count: 0,
     };
     let (blocks, rest) = chunk.as_chunks::<BLOCK>();
-    // Every line that ends in a block followed by at least one more whole block can be copied in
+    // Every line that ends in a block followed by at least one more whole block can be stored in
     // whole pieces without reading past the chunk: only the last whole block and the partial one
-    // need the check.
+    // need the check, line by line.
     let (far, near) = blocks.split_at(blocks.len().saturating_sub(1));
-    for block in far {
-        // SAFETY: `block` is followed in `chunk` by a whole block (see above).
-        unsafe { lines.block::<S, false>(scan, chunk, block.as_ptr(), scan.masks(block)) };
-    }
+    // SAFETY: each block of `far` is followed in `chunk` by a whole block (see above).
+    unsafe { lines.stream(scan, far) };
     for block in near {
-        // SAFETY: the near-end path checks every read.
-        unsafe { lines.block::<S, true>(scan, chunk, block.as_ptr(), scan.masks(block)) };
+        // SAFETY: the block is in the chunk.
+        unsafe { lines.block(scan, chunk, block.as_ptr(), scan.masks(block)) };
     }
     if !rest.is_empty() {
         // The last partial block is scanned from a zero-padded copy, so no read passes the
@@ -65,14 +72,14 @@ pub(super) fn render_blocks<S: BlockScan>(scan: S, out: &mut Vec<u8>, chunk: &[u
         // in the chunk.
         let mut padded = [0; BLOCK];
         padded[..rest.len()].copy_from_slice(rest);
-        // SAFETY: the near-end path checks every read.
-        unsafe { lines.block::<S, true>(scan, chunk, rest.as_ptr(), scan.masks(&padded)) };
+        // SAFETY: the rest is in the chunk; the masks are of its bytes.
+        unsafe { lines.block(scan, chunk, rest.as_ptr(), scan.masks(&padded)) };
     }
     let chunk_end = chunk.as_ptr_range().end;
     if lines.start < chunk_end {
-        // SAFETY: the near-end path checks every read; the line ends at the chunk's end.
+        // SAFETY: the line ends at the chunk's end; the near-end path checks every read.
         unsafe {
-            lines.emit::<S, true>(scan, chunk, chunk_end, lines.spaces);
+            lines.emit(scan, chunk, chunk_end, lines.spaces);
             lines.writer.newline();
         }
         lines.count += 1;
@@ -92,15 +99,129 @@ struct LineCursor<'a> {
 }
 
 impl LineCursor<'_> {
-    /// Writes every line that ends in the block at `block` in `chunk`, and carries the spaces
-    /// after its last newline on to the next block.
+    /// Writes every line that ends in `blocks`, the chunk's first blocks, each of which is
+    /// followed in the chunk by at least one more whole block, and leaves the writer's cursor
+    /// where the next line's header goes.
+    ///
+    /// Most lines have more than six spaces, so a line's header is written as the cap's, `>6`,
+    /// before its spaces are counted, and each block is stored where the current line puts it
+    /// as soon as it is read: a line costs no copy of its own. Where a line ends, the rest of
+    /// the block is stored again behind the next line's header; where a line turns out to have
+    /// fewer spaces, [`rewrite`] writes it over, one byte further forward.
     ///
     /// # Safety
     ///
-    /// `block` points into `chunk`, at the block `masks` describe; unless `NEAR_END`, `chunk`
-    /// holds at least `2 * BLOCK` bytes from there.
+    /// The chunk holds at least a whole block after the last of `blocks`, and nothing has been
+    /// written yet.
     #[inline(always)]
-    unsafe fn block<S: BlockScan, const NEAR_END: bool>(
+    unsafe fn stream<S: BlockScan>(&mut self, scan: S, blocks: &[[u8; BLOCK]]) {
+        let length = blocks.len() * BLOCK;
+        if length == 0 {
+            return;
+        }
+        const SPECULATED: usize = HEADER_LENGTH + 1;
+        let speculated = PADDED_HEADERS[SPACES_CAP];
+        let chunk = self.start;
+        // Offsets in the chunk, and where offset 0 would go in the output given the headers
+        // written so far: the byte at offset `x` of the current line goes to `shifted + x`, so
+        // that a block, a line's end and the next line's start are each one addressing mode.
+        // Bytes up to the current line's, and the current line's stored so far, are written.
+        let (mut start, mut at) = (0, 0);
+        // SAFETY: `Writer::new` left room for `BLOCK_ROOM` bytes at the cursor.
+        let mut shifted = unsafe {
+            let cursor = self.writer.cursor;
+            cursor
+                .cast::<[u8; HEADER_STORE]>()
+                .write_unaligned(speculated);
+            cursor.add(SPECULATED)
+        };
+        let mut limit = self.writer.limit - (BLOCK_ROOM - SLACK);
+        // One offset for the walk, rather than an iterator over the blocks beside it.
+        while at < length {
+            // SAFETY: the block at `at` is one of `blocks`, in the chunk.
+            let block = unsafe { &*chunk.add(at).cast::<[u8; BLOCK]>() };
+            // SAFETY: the current line's bytes go from `shifted + start` on, in the allocation,
+            // so this is where the block's go (room checked next).
+            let mut to = unsafe { shifted.add(at) };
+            if to as usize > limit {
+                (to, self.writer.limit) = grow(self.writer.out, to, BLOCK_ROOM - SLACK);
+                limit = self.writer.limit - (BLOCK_ROOM - SLACK);
+                // SAFETY: as above, in the new allocation.
+                shifted = unsafe { to.sub(at) };
+            }
+            // SAFETY: `to` has room for `BLOCK_ROOM` bytes (checked above); the block is in the
+            // chunk.
+            unsafe { scan.copy(block.as_ptr(), to) };
+            let mut newlines = scan.bits(block, b'\n');
+            if newlines == 0 {
+                // Half the blocks of log lines hold no line's end, and most of those come after
+                // the line's seventh space: their spaces are not looked for at all.
+                if self.spaces < SPACES_CAP {
+                    self.spaces += scan.bits(block, b' ').count_ones() as usize;
+                }
+                at += BLOCK;
+                continue;
+            }
+            let mut spaces = scan.bits(block, b' ');
+            while newlines != 0 {
+                // The bits up to and including the first newline: the rest of the current line.
+                let through = newlines ^ (newlines - 1);
+                let end = at + newlines.trailing_zeros() as usize + 1;
+                let count = self.spaces + (spaces & through).count_ones() as usize;
+                if count < SPACES_CAP {
+                    // SAFETY: the line is in the chunk, and its speculated header and bytes
+                    // lie inside the checked room, which `rewrite` does not pass: its header is
+                    // a byte shorter, and it writes no overshoot. After it, everything is a byte
+                    // further forward.
+                    unsafe {
+                        rewrite(
+                            chunk.add(start),
+                            end - start,
+                            count,
+                            shifted.add(start).sub(SPECULATED),
+                        );
+                        shifted = shifted.sub(1);
+                    }
+                }
+                // SAFETY: every line in the block moves the output at most a header further
+                // than the block's store: `BLOCK_ROOM` covers the header store and the next
+                // line's first `COPY` bytes after each of the block's newlines, and the chunk
+                // holds `COPY` bytes after `end` (the caller's promise).
+                unsafe {
+                    shifted
+                        .add(end)
+                        .cast::<[u8; HEADER_STORE]>()
+                        .write_unaligned(speculated);
+                    shifted = shifted.add(SPECULATED);
+                    scan.copy(chunk.add(end), shifted.add(end));
+                }
+                spaces &= !through;
+                newlines &= newlines - 1;
+                start = end;
+                self.spaces = 0;
+                self.count += 1;
+            }
+            if S::POPCNT || self.spaces < SPACES_CAP {
+                self.spaces += spaces.count_ones() as usize;
+            }
+            at += BLOCK;
+        }
+        // SAFETY: the speculated header lies just before the current line.
+        unsafe {
+            self.start = chunk.add(start);
+            self.writer.cursor = shifted.add(start).sub(SPECULATED);
+        }
+    }
+
+    /// Writes every line that ends in the block at `block` in `chunk`, checking each read
+    /// against the chunk's end, and carries the spaces after its last newline on to the next
+    /// block.
+    ///
+    /// # Safety
+    ///
+    /// `block` points into `chunk`, at the bytes `masks` describe.
+    #[inline(always)]
+    unsafe fn block<S: BlockScan>(
         &mut self,
         scan: S,
         chunk: &[u8],
@@ -117,8 +238,9 @@ impl LineCursor<'_> {
             // SAFETY: the newline lies in the block, inside the chunk.
             let end = unsafe { block.add(newlines.trailing_zeros() as usize + 1) };
             let count = self.spaces + (spaces & through).count_ones() as usize;
-            // SAFETY: the line ends in this block, so the caller's promise covers its copy.
-            unsafe { self.emit::<S, NEAR_END>(scan, chunk, end, count) };
+            // SAFETY: the line runs from `self.start`, in the chunk, to `end` (the caller's
+            // promise); every read is checked.
+            unsafe { self.emit(scan, chunk, end, count) };
             spaces &= !through;
             newlines &= newlines - 1;
             self.start = end;
@@ -141,26 +263,19 @@ impl LineCursor<'_> {
     ///
     /// # Safety
     ///
-    /// `self.start..end` is a non-empty range of `chunk`; unless `NEAR_END`, `chunk` holds at
-    /// least `COPY` bytes from `end`.
+    /// `self.start..end` is a non-empty range of `chunk`.
     #[inline(always)]
-    unsafe fn emit<S: BlockScan, const NEAR_END: bool>(
-        &mut self,
-        scan: S,
-        chunk: &[u8],
-        end: *const u8,
-        spaces: usize,
-    ) {
+    unsafe fn emit<S: BlockScan>(&mut self, scan: S, chunk: &[u8], end: *const u8, spaces: usize) {
         let length = end as usize - self.start as usize;
         let to = self.writer.header(length, spaces);
-        if NEAR_END && (chunk.as_ptr_range().end as usize) - (end as usize) < COPY {
+        if (chunk.as_ptr_range().end as usize) - (end as usize) < COPY {
             let offset = self.start as usize - chunk.as_ptr() as usize;
             // SAFETY: `header` left room for `length` bytes at `to`.
             unsafe { copy_near_the_end(&chunk[offset..offset + length], to) };
         } else {
             // SAFETY: `header` left room for `length + COPY` bytes at `to`. The pieces start at
             // offsets below `length`, so each write ends inside that room, and each read ends
-            // before `end + COPY`, inside the chunk (the caller's promise, or the check above).
+            // before `end + COPY`, inside the chunk (checked above).
             unsafe {
                 let mut offset = 0;
                 // The line is not empty: one piece at least.
@@ -215,6 +330,11 @@ pub(super) const COPY: usize = 64;
 /// piece's overshoot.
 const SLACK: usize = HEADER_STORE + COPY;
 
+/// The room [`LineCursor::stream`] needs from where a block goes: the block's store, and after
+/// each of up to a block's worth of newlines, a header further on and then a header store and
+/// the next line's first `COPY` bytes.
+const BLOCK_ROOM: usize = BLOCK + BLOCK * (HEADER_LENGTH + 1) + SLACK;
+
 /// The output of [`render_blocks`]: a raw cursor into `out`'s spare capacity, so that a line
 /// costs no `Vec` length update and no capacity check beyond one comparison. The length is set
 /// once, by [`Writer::finish`]; every byte before the cursor has been written.
@@ -232,7 +352,7 @@ impl<'a> Writer<'a> {
     /// reservation is made first.
     fn new(out: &'a mut Vec<u8>, chunk_len: usize) -> Self {
         // `chunk_room` reserves at least this much, even for an empty chunk.
-        const { assert!(super::chunk_room(0) >= SLACK) };
+        const { assert!(super::chunk_room(0) >= BLOCK_ROOM && BLOCK_ROOM >= SLACK) };
         out.reserve(super::chunk_room(chunk_len));
         // SAFETY: `out.len()` is within the allocation.
         let cursor = unsafe { out.as_mut_ptr().add(out.len()) };
@@ -305,6 +425,24 @@ fn grow(out: &mut Vec<u8>, cursor: *mut u8, length: usize) -> (*mut u8, usize) {
     // SAFETY: `written` is the length, within the allocation.
     let cursor = unsafe { out.as_mut_ptr().add(written) };
     (cursor, out.as_ptr() as usize + out.capacity() - SLACK)
+}
+
+/// The rewrite of a line that [`LineCursor::stream`] wrote behind the cap's header but that has
+/// fewer spaces: its header, a byte shorter, and the line after it. Kept out of line, as one line
+/// in eight takes it, so that the walk keeps its registers.
+///
+/// # Safety
+///
+/// `length` bytes are readable from `line`, and `to` has room for `HEADER_STORE + length`.
+#[cold]
+#[inline(never)]
+unsafe fn rewrite(line: *const u8, length: usize, spaces: usize, to: *mut u8) {
+    // SAFETY: the caller guarantees the room; the chunk and the output never overlap.
+    unsafe {
+        to.cast::<[u8; HEADER_STORE]>()
+            .write_unaligned(PADDED_HEADERS[spaces]);
+        ptr::copy_nonoverlapping(line, to.add(HEADERS[spaces].len()), length);
+    }
 }
 
 /// The line copy of [`LineCursor::emit`] for the few lines too near the chunk's end for whole
