@@ -4,10 +4,11 @@
 
 use std::arch::x86_64::{
     __m256i, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_movemask_epi8, _mm256_set1_epi8,
+    _mm256_storeu_si256,
 };
 
 use super::ChunkKernel;
-use super::blocks::{BLOCK, BlockScan, Masks, render_blocks};
+use super::blocks::{BLOCK, BlockScan, COPY, render_blocks};
 
 /// The renderer, if this CPU has every feature it is compiled for.
 pub(super) fn kernel() -> Option<ChunkKernel> {
@@ -33,23 +34,31 @@ fn render_chunk(out: &mut Vec<u8>, chunk: &[u8]) -> u64 {
 struct Avx2(());
 
 impl BlockScan for Avx2 {
+    const POPCNT: bool = true;
+
     #[inline(always)]
-    fn masks(self, block: &[u8; BLOCK]) -> Masks {
-        let bits = |vector: __m256i, byte: u8| {
-            // SAFETY: `self` exists, so the CPU has AVX2 (see `Avx2`).
-            let equal = unsafe { _mm256_cmpeq_epi8(vector, _mm256_set1_epi8(byte as i8)) };
-            // SAFETY: as above. The cast keeps the 32 bits of the mask, one a byte.
-            u64::from(unsafe { _mm256_movemask_epi8(equal) } as u32)
-        };
+    fn bits(self, block: &[u8; BLOCK], byte: u8) -> u64 {
         // SAFETY: the CPU has AVX2 (see `Avx2`), and the two unaligned 32-byte loads read bytes
-        // 0..32 and 32..64 of the 64-byte block.
-        let (low, high) = unsafe {
+        // 0..32 and 32..64 of the 64-byte block. The casts keep the 32 bits of each mask, one a
+        // byte.
+        unsafe {
             let start = block.as_ptr().cast::<__m256i>();
-            (_mm256_loadu_si256(start), _mm256_loadu_si256(start.add(1)))
-        };
-        Masks {
-            newlines: bits(low, b'\n') | bits(high, b'\n') << 32,
-            spaces: bits(low, b' ') | bits(high, b' ') << 32,
+            let byte = _mm256_set1_epi8(byte as i8);
+            let half =
+                |vector| u64::from(_mm256_movemask_epi8(_mm256_cmpeq_epi8(vector, byte)) as u32);
+            half(_mm256_loadu_si256(start)) | half(_mm256_loadu_si256(start.add(1))) << 32
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn copy(self, from: *const u8, to: *mut u8) {
+        const { assert!(COPY == 64) };
+        // SAFETY: the CPU has AVX2 (see `Avx2`); the caller guarantees the 64 bytes at each end.
+        unsafe {
+            let (from, to) = (from.cast::<__m256i>(), to.cast::<__m256i>());
+            let (low, high) = (_mm256_loadu_si256(from), _mm256_loadu_si256(from.add(1)));
+            _mm256_storeu_si256(to, low);
+            _mm256_storeu_si256(to.add(1), high);
         }
     }
 }

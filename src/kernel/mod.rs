@@ -86,10 +86,11 @@ pub fn render_shared(line: Bytes) -> Chain<Chain<&'static [u8], Bytes>, &'static
 /// The room every implementation reserves in `out` before rendering a chunk of `chunk_len`
 /// bytes. Headers add at most 12 bytes a line; reserving for the worst case up front would
 /// double the buffer for long-line input, so this is the common case (`Vec` grows if short lines
-/// need more), and its slack covers a long line's wide stores. A caller that reserves this much
-/// fallibly first makes the implementations' own reservation a no-op.
-pub fn chunk_room(chunk_len: usize) -> usize {
-    chunk_len + chunk_len / 8 + 128
+/// need more), and its slack covers the wide stores of a block of lines (a block's worth of
+/// headers past it, `blocks.rs`). A caller that reserves this much fallibly first makes the
+/// implementations' own reservation a no-op.
+pub const fn chunk_room(chunk_len: usize) -> usize {
+    chunk_len + chunk_len / 8 + 1024
 }
 
 /// Appends the rendering of every line in `chunk` to `out` and returns how many lines that was,

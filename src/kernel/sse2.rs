@@ -4,10 +4,10 @@
 //! trick there, a dozen instructions, paid about twice a line.
 
 use std::arch::x86_64::{
-    __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8,
+    __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8, _mm_storeu_si128,
 };
 
-use super::blocks::{BLOCK, BlockScan, Masks, render_blocks};
+use super::blocks::{BLOCK, BlockScan, COPY, render_blocks};
 
 /// [`super::render_chunk`] with the SSE2 block scan.
 pub(super) fn render_chunk(out: &mut Vec<u8>, chunk: &[u8]) -> u64 {
@@ -18,26 +18,31 @@ pub(super) fn render_chunk(out: &mut Vec<u8>, chunk: &[u8]) -> u64 {
 struct Sse2;
 
 impl BlockScan for Sse2 {
+    const POPCNT: bool = false;
+
     #[inline(always)]
-    fn masks(self, block: &[u8; BLOCK]) -> Masks {
-        let mut masks = Masks {
-            newlines: 0,
-            spaces: 0,
-        };
+    fn bits(self, block: &[u8; BLOCK], byte: u8) -> u64 {
+        let mut bits = 0;
         for (index, piece) in block.as_chunks::<16>().0.iter().enumerate() {
             // SAFETY: SSE2 is in every x86-64 CPU; the unaligned load reads the 16 bytes of
             // `piece`.
-            let vector = unsafe { _mm_loadu_si128(piece.as_ptr().cast::<__m128i>()) };
-            let bits = |byte: u8| {
-                // SAFETY: SSE2 is in every x86-64 CPU.
-                let mask =
-                    unsafe { _mm_movemask_epi8(_mm_cmpeq_epi8(vector, _mm_set1_epi8(byte as i8))) };
-                // The cast keeps the 16 bits of the mask, one a byte.
-                u64::from(mask as u16) << (16 * index)
+            let mask = unsafe {
+                let vector = _mm_loadu_si128(piece.as_ptr().cast::<__m128i>());
+                _mm_movemask_epi8(_mm_cmpeq_epi8(vector, _mm_set1_epi8(byte as i8)))
             };
-            masks.newlines |= bits(b'\n');
-            masks.spaces |= bits(b' ');
+            // The cast keeps the 16 bits of the mask, one a byte.
+            bits |= u64::from(mask as u16) << (16 * index);
         }
-        masks
+        bits
+    }
+
+    #[inline(always)]
+    unsafe fn copy(self, from: *const u8, to: *mut u8) {
+        let (from, to) = (from.cast::<__m128i>(), to.cast::<__m128i>());
+        for piece in 0..COPY / 16 {
+            // SAFETY: SSE2 is in every x86-64 CPU; the caller guarantees the `COPY` bytes at
+            // each end, which the 16-byte pieces cover.
+            unsafe { _mm_storeu_si128(to.add(piece), _mm_loadu_si128(from.add(piece))) };
+        }
     }
 }
