@@ -83,23 +83,34 @@ pub fn render_shared(line: Bytes) -> Chain<Chain<&'static [u8], Bytes>, &'static
     header(&line).chain(line).chain(&b"\n"[..])
 }
 
-/// The room every implementation reserves in `out` before rendering a chunk of `chunk_len`
-/// bytes. Headers add at most 12 bytes a line; reserving for the worst case up front would
-/// double the buffer for long-line input, so this is the common case (`Vec` grows if short lines
-/// need more), and its slack covers the wide stores of a block of lines (a block's worth of
-/// headers past it, `blocks.rs`). A caller that reserves this much fallibly first makes the
-/// implementations' own reservation a no-op.
+/// The room the block implementations reserve in `out` before rendering a chunk of `chunk_len`
+/// bytes (the portable one, writing through `Vec`'s own checks, reserves less). Headers add at
+/// most 12 bytes a line; reserving for the worst case up front would double the buffer for
+/// long-line input, so this is the common case (`Vec` grows if short lines need more), and its
+/// slack covers the wide stores of a block of lines (a block's worth of headers past it,
+/// `blocks.rs`). A caller that reserves this much fallibly first makes the implementations' own
+/// reservation a no-op.
 pub const fn chunk_room(chunk_len: usize) -> usize {
     chunk_len + chunk_len / 8 + 1024
 }
 
+/// Chunks shorter than this are rendered a line at a time, by the portable implementation: for a
+/// line or two (`pipeline`'s small batches) the block walk's set-up, and the kilobyte of room its
+/// wide stores need, which makes every message's buffer a slow allocation, cost more than the
+/// blocks save.
+pub const SHORT_CHUNK: usize = 256;
+
 /// Appends the rendering of every line in `chunk` to `out` and returns how many lines that was,
-/// with the fastest [`Implementation`] this CPU runs (chosen on the first call).
+/// with the fastest [`Implementation`] this CPU runs (chosen on the first call), or a line at a
+/// time below [`SHORT_CHUNK`].
 ///
 /// `chunk` holds whole lines, each ending in `\n`, except that the last may lack it (the input's
 /// final line); that one gets its `\n` added. An empty chunk renders to nothing.
 #[inline]
 pub fn render_chunk(out: &mut Vec<u8>, chunk: &[u8]) -> u64 {
+    if chunk.len() < SHORT_CHUNK {
+        return portable::render_chunk(out, chunk);
+    }
     static CHOSEN: OnceLock<ChunkKernel> = OnceLock::new();
     let kernel = CHOSEN.get_or_init(|| {
         Implementation::ALL

@@ -19,7 +19,7 @@ pub mod streamer;
 
 use crate::error::Error;
 use crate::frame::reserve;
-use crate::kernel::{chunk_room, render_chunk, render_line};
+use crate::kernel::{SHORT_CHUNK, chunk_room, render_chunk, render_line};
 
 /// The longest rendering's overhead on a line: the longest header and the `\n`.
 const RENDER_OVERHEAD: usize = 13;
@@ -37,6 +37,10 @@ fn render_line_in_memory(out: &mut Vec<u8>, line: &[u8]) -> Result<(), Error> {
 /// `out` cannot grow to hold a long line's rendering. Short lines may need more room than the
 /// kernel reserves, but a chunk of them is small.
 fn render_chunk_in_memory(out: &mut Vec<u8>, chunk: &[u8]) -> Result<u64, Error> {
-    reserve(out, chunk_room(chunk.len()))?;
+    // A short chunk's rendering cannot outgrow memory, and the block kernel's room for it would
+    // make each of `pipeline`'s one-line messages a kilobyte allocation.
+    if chunk.len() >= SHORT_CHUNK {
+        reserve(out, chunk_room(chunk.len()))?;
+    }
     Ok(render_chunk(out, chunk))
 }
