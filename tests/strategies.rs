@@ -15,6 +15,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::thread;
+use std::thread::LocalKey;
 
 use common::{line_soup, padded_inputs, reference};
 use pipelines::async_io::{AsyncFile, AsyncFileInput};
@@ -296,47 +297,41 @@ fn sync_strategies_over_pipes() {
 
 #[test]
 fn async_strategies_over_pipes() {
+    /// Runs an async strategy over pipes on `runtime`, its output a reactor-driven `AsyncFile`.
+    fn over_pipes<F: Future<Output = Result<Stats, Error>>>(
+        input: &[u8],
+        runtime: &'static LocalKey<Runtime>,
+        run: impl FnOnce(AsyncFileInput, AsyncFile) -> F,
+    ) -> Vec<u8> {
+        through_pipes(input, |sources, output| {
+            runtime
+                .with(|runtime| {
+                    runtime.block_on(async {
+                        let output = AsyncFile::new(output, true);
+                        run(AsyncFileInput::new(sources, None), output).await
+                    })
+                })
+                .expect("runs");
+        })
+    }
+
     let input = many_lines();
     let knobs = strategy::baseline::Knobs { buffer_size: 1000 };
-    let output = through_pipes(&input, |sources, output| {
-        CURRENT_THREAD
-            .with(|runtime| {
-                runtime.block_on(async {
-                    let output = AsyncFile::new(output, true);
-                    strategy::baseline::run(&knobs, AsyncFileInput::new(sources, None), output)
-                        .await
-                })
-            })
-            .expect("runs");
+    let output = over_pipes(&input, &CURRENT_THREAD, |input, output| {
+        strategy::baseline::run(&knobs, input, output)
     });
     assert!(output == reference(&input));
-    let output = through_pipes(&input, |sources, output| {
-        CURRENT_THREAD
-            .with(|runtime| {
-                runtime.block_on(async {
-                    let output = AsyncFile::new(output, true);
-                    strategy::streamer::run(&knobs, AsyncFileInput::new(sources, None), output)
-                        .await
-                })
-            })
-            .expect("runs");
+    let output = over_pipes(&input, &CURRENT_THREAD, |input, output| {
+        strategy::streamer::run(&knobs, input, output)
     });
     assert!(output == reference(&input));
-    let output = through_pipes(&input, |sources, output| {
-        let knobs = strategy::pipeline::Knobs {
-            batch: 7,
-            queue: 2,
-            clocks: true,
-        };
-        MULTI_THREAD
-            .with(|runtime| {
-                runtime.block_on(async {
-                    let output = AsyncFile::new(output, true);
-                    strategy::pipeline::run(&knobs, AsyncFileInput::new(sources, None), output)
-                        .await
-                })
-            })
-            .expect("runs");
+    let knobs = strategy::pipeline::Knobs {
+        batch: 7,
+        queue: 2,
+        clocks: true,
+    };
+    let output = over_pipes(&input, &MULTI_THREAD, |input, output| {
+        strategy::pipeline::run(&knobs, input, output)
     });
     assert!(output == reference(&input));
 }
