@@ -57,8 +57,19 @@ die() {
 }
 have() { command -v "$1" > /dev/null 2>&1; }
 
-# require TOOL HOW-TO-INSTALL: stop with the install command when TOOL is missing.
+# require TOOL HOW-TO-INSTALL: a missing TOOL is installed when HOW-TO-INSTALL is an apt-get
+# command and this machine has apt-get (as root, or through sudo), so that on a fresh Debian
+# machine the harness needs no step of its own; otherwise, or if that fails, stop with the command.
 require() {
+    have "$1" && return
+    if [[ $2 == "sudo apt-get install "* ]] && have apt-get; then
+        local packages sudo=()
+        read -ra packages <<< "${2#sudo apt-get install }"
+        [[ $(id -u) == 0 ]] || sudo=(sudo)
+        say "$1 is not installed: installing ${packages[*]} with apt-get"
+        { "${sudo[@]}" apt-get update -qq && "${sudo[@]}" apt-get install -y -qq "${packages[@]}"; } >&2 ||
+            true
+    fi
     have "$1" || die "$1 is not installed; install it with: $2"
 }
 
