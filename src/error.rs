@@ -94,11 +94,6 @@ pub fn report(error: &Error) {
     let _ = writeln!(io::stderr().lock(), "{}: {error}", program());
 }
 
-/// Whether anything was [`report`]ed so far.
-pub fn failed() -> bool {
-    FAILED.load(Ordering::Relaxed)
-}
-
 /// Runs `body` as the binary `program` under the exit policy above and returns the status to
 /// exit with.
 pub fn exit_status(program: &'static str, body: impl FnOnce() -> Result<(), Error>) -> ExitCode {
@@ -113,10 +108,10 @@ pub fn exit_status(program: &'static str, body: impl FnOnce() -> Result<(), Erro
         Ok(Err(error)) => report(&error),
         Err(panic) => report(&Error::new(
             "internal error",
-            io::Error::other(message(&*panic)),
+            io::Error::other(panic_message(&*panic)),
         )),
     }
-    if failed() {
+    if FAILED.load(Ordering::Relaxed) {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
@@ -124,7 +119,7 @@ pub fn exit_status(program: &'static str, body: impl FnOnce() -> Result<(), Erro
 }
 
 /// A panic's message, on one line.
-fn message(panic: &(dyn Any + Send)) -> String {
+pub(crate) fn panic_message(panic: &(dyn Any + Send)) -> String {
     let text = match (panic.downcast_ref::<&str>(), panic.downcast_ref::<String>()) {
         (Some(text), _) => text,
         (_, Some(text)) => text.as_str(),
@@ -158,8 +153,8 @@ mod tests {
 
     #[test]
     fn panic_messages_become_one_line() {
-        assert_eq!(message(&"a\nb"), "a b");
-        assert_eq!(message(&String::from("x\r\ny")), "x  y");
-        assert_eq!(message(&7), "a panic");
+        assert_eq!(panic_message(&"a\nb"), "a b");
+        assert_eq!(panic_message(&String::from("x\r\ny")), "x  y");
+        assert_eq!(panic_message(&7), "a panic");
     }
 }

@@ -12,8 +12,8 @@ use std::thread;
 use std::time::Duration;
 
 use common::{
-    INVALID_ARGS, TINY, VARIANTS, Variant, assert_transforms, feed, finish, line_soup, reference,
-    run_command, spawn_piped,
+    INVALID_ARGS, TINY, VARIANTS, Variant, assert_quiet_success, assert_transforms, feed, finish,
+    line_soup, reference, run_command, spawn_piped,
 };
 use proptest::prelude::*;
 
@@ -258,12 +258,7 @@ fn read_line(stdout: &mut BufReader<ChildStdout>) -> Vec<u8> {
 /// should: exit 0, nothing on stderr.
 fn assert_stops_quietly(variant: &Variant, child: Child, deadline: Duration) {
     let finished = finish(child, deadline);
-    assert!(
-        finished.status.success(),
-        "{variant}: {:?}",
-        finished.status
-    );
-    assert_eq!(finished.stderr, "", "{variant}");
+    assert_quiet_success(variant, &finished);
 }
 
 /// `(echo a; sleep 30) | BIN | head -1` and `tail -f app.log | BIN | head -0`: the reader goes away
@@ -323,8 +318,7 @@ fn live_lines_come_out_while_stdin_stays_open() {
         }
         drop(stdin);
         let finished = finish(child, common::DEADLINE);
-        assert!(finished.status.success(), "{variant}");
-        assert_eq!(finished.stderr, "", "{variant}");
+        assert_quiet_success(variant, &finished);
     }
 }
 

@@ -18,7 +18,7 @@ use std::sync::{Arc, mpsc};
 use std::thread;
 use std::time::Duration;
 
-use common::{VARIANTS, Variant, feed, finish, reference, spawn_piped};
+use common::{VARIANTS, Variant, assert_quiet_success, feed, finish, reference, spawn_piped};
 use pipelines::quote::quote;
 use rustix::fs::{OFlags, fcntl_getfl, fcntl_setfl};
 use rustix::io::ioctl_fionread;
@@ -227,13 +227,7 @@ fn a_concurrent_writer_on_the_same_stdout_pipe_loses_nothing() {
         stdin.write_all(b"last  line\n").expect("writing a line");
         drop(stdin);
         let finished = finish(child, DEADLINE);
-        assert!(
-            finished.status.success(),
-            "{variant}: {:?} {:?}",
-            finished.status,
-            finished.stderr
-        );
-        assert_eq!(finished.stderr, "", "{variant}");
+        assert_quiet_success(variant, &finished);
 
         let rest = reader
             .join()
@@ -353,13 +347,7 @@ fn a_non_blocking_stdout_is_waited_on() {
         });
         let finished = finish(child, DEADLINE);
         ended.store(true, Ordering::Relaxed);
-        assert!(
-            finished.status.success(),
-            "{variant}: {:?} {:?}",
-            finished.status,
-            finished.stderr
-        );
-        assert_eq!(finished.stderr, "", "{variant}");
+        assert_quiet_success(variant, &finished);
         assert!(is_non_blocking(&kept), "{variant}: O_NONBLOCK cleared");
         drop(kept);
         let output = reader.join().expect("the reader").expect("reading stdout");
@@ -391,13 +379,7 @@ fn a_non_blocking_stdin_is_waited_on() {
         write_end.write_all(&after).expect("writing input");
         drop(write_end);
         let finished = finish(child, DEADLINE);
-        assert!(
-            finished.status.success(),
-            "{variant}: {:?} {:?}",
-            finished.status,
-            finished.stderr
-        );
-        assert_eq!(finished.stderr, "", "{variant}");
+        assert_quiet_success(variant, &finished);
         assert!(is_non_blocking(&kept), "{variant}: O_NONBLOCK cleared");
         let written = fs::read(&output).expect("reading the output");
         assert!(written == expected, "{variant}: output differs");

@@ -132,16 +132,21 @@ fn pieces(input: &[u8], size: usize) -> impl Iterator<Item = &[u8]> {
     input.chunks(size.max(1))
 }
 
+/// Copies as much of `piece` into `spare` as fits, as a read would, and moves `piece` past it.
+fn read_into(spare: &mut [u8], piece: &mut &[u8]) -> usize {
+    let n = spare.len().min(piece.len());
+    spare[..n].copy_from_slice(&piece[..n]);
+    *piece = &piece[n..];
+    n
+}
+
 fn line_buffer(input: &[u8], knob: usize) -> Vec<u8> {
     let mut framer = LineBuffer::new(knob);
     let mut out = Vec::new();
     for mut piece in pieces(input, knob + 1) {
         while !piece.is_empty() {
-            let spare = framer.spare().expect("memory for a short line");
-            let n = spare.len().min(piece.len());
-            spare[..n].copy_from_slice(&piece[..n]);
+            let n = read_into(framer.spare().expect("memory for a short line"), &mut piece);
             framer.filled(n);
-            piece = &piece[n..];
             while let Some(line) = framer.next_line() {
                 render_line(&mut out, line);
             }
@@ -158,13 +163,10 @@ fn chunk(input: &[u8], knob: usize) -> Vec<u8> {
     let mut out = Vec::new();
     for mut piece in pieces(input, knob + 2) {
         while !piece.is_empty() {
-            let spare = framer.spare().expect("memory for a short line");
-            let n = spare.len().min(piece.len());
-            spare[..n].copy_from_slice(&piece[..n]);
+            let n = read_into(framer.spare().expect("memory for a short line"), &mut piece);
             framer.filled(n);
-            piece = &piece[n..];
             // Hand on when full, and now and then as if input had gone idle.
-            if framer.has_lines() && (framer.is_full() || n % 3 == 0) {
+            if framer.has_lines() && (framer.is_full() || n.is_multiple_of(3)) {
                 framer.take_lines(&mut handed).expect("memory");
                 render_chunk(&mut out, handed.bytes());
             }

@@ -12,7 +12,7 @@ use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
 use tokio::runtime::{Builder, Runtime};
 
-use crate::error::Error;
+use crate::error::{Error, panic_message};
 use crate::io::fd;
 
 /// Which of tokio's runtimes a strategy runs on.
@@ -38,12 +38,7 @@ fn start(flavor: Flavor) -> Result<Runtime, Error> {
     let failed = |error| Error::new("starting the runtime", error);
     match panic::catch_unwind(AssertUnwindSafe(build)) {
         Ok(built) => built.map_err(failed),
-        Err(panic) => {
-            let text = panic
-                .downcast_ref::<String>()
-                .map_or("a thread could not be started", String::as_str);
-            Err(failed(io::Error::other(text.to_owned())))
-        }
+        Err(panic) => Err(failed(io::Error::other(panic_message(&*panic)))),
     }
 }
 

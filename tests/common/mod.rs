@@ -272,10 +272,8 @@ pub fn run_command(command: Command, input: &[u8]) -> Finished {
     finish(child, DEADLINE)
 }
 
-/// Runs `variant` on `input` and checks it succeeded, silently, with exactly the reference's
-/// output.
-pub fn assert_transforms(variant: &Variant, input: &[u8]) {
-    let finished = run_command(variant.command(), input);
+/// Checks that a run of `variant` exited 0 with nothing on stderr.
+pub fn assert_quiet_success(variant: &Variant, finished: &Finished) {
     assert!(
         finished.status.success(),
         "{variant}: {:?}, stderr {:?}",
@@ -283,6 +281,13 @@ pub fn assert_transforms(variant: &Variant, input: &[u8]) {
         finished.stderr
     );
     assert_eq!(finished.stderr, "", "{variant}: stderr");
+}
+
+/// Runs `variant` on `input` and checks it succeeded, silently, with exactly the reference's
+/// output.
+pub fn assert_transforms(variant: &Variant, input: &[u8]) {
+    let finished = run_command(variant.command(), input);
+    assert_quiet_success(variant, &finished);
     let expected = reference(input);
     if finished.stdout != expected {
         panic!(
