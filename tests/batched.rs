@@ -145,7 +145,7 @@ fn stats_time_every_stage() {
         .collect();
     assert_eq!(
         stages,
-        ["reader", "worker 1", "worker 2", "worker 3", "writer"]
+        ["reader and writer", "worker 1", "worker 2", "worker 3"]
     );
     for line in finished.stderr.lines().skip(1) {
         assert!(

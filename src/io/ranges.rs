@@ -1,0 +1,97 @@
+//! Reading a regular file at offsets (`pread`), so that several threads can each read their own
+//! range of it, and finding where lines end without reading more than the line.
+//!
+//! `pread` rather than a memory map: a file that shrinks while mapped kills the process with
+//! `SIGBUS` on the next touch of a page past its new end, and mapped pages count as the process's
+//! memory; a read past the end just comes back short, and the bytes land in a buffer of our own.
+
+use std::fs::File;
+use std::io;
+use std::os::fd::AsFd;
+use std::os::unix::fs::FileExt;
+
+use memchr::memchr;
+use rustix::fs::fstat;
+
+/// Bytes read at a time when looking for a line's end: most lines end within the first read.
+pub const LOOKAHEAD: usize = 16 * 1024;
+
+/// The size `file` reports now. A hint, never the truth: `/proc` and `/sys` files report 0 and
+/// hold text, and a file may grow or shrink at any moment.
+pub fn size_hint(file: &File) -> u64 {
+    fstat(file.as_fd()).map_or(0, |stat| stat.st_size.max(0) as u64)
+}
+
+/// Reads from `file` at offset `at` into `buf` until it is full or the file ends (it may have
+/// shrunk); returns the bytes read. Signals are waited out.
+pub fn read_at_most(file: &File, buf: &mut [u8], at: u64) -> io::Result<usize> {
+    let mut done = 0;
+    while done < buf.len() {
+        match file.read_at(&mut buf[done..], at + done as u64) {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(done)
+}
+
+/// The offset just past the first `\n` at or after offset `from` in `file`, or `None` if the file
+/// ends first. Reads ahead in pieces of `scratch`'s size, so a long line costs no memory.
+pub fn line_end_after(file: &File, from: u64, scratch: &mut [u8]) -> io::Result<Option<u64>> {
+    let mut at = from;
+    loop {
+        let read = read_at_most(file, scratch, at)?;
+        if let Some(newline) = memchr(b'\n', &scratch[..read]) {
+            return Ok(Some(at + newline as u64 + 1));
+        }
+        if read < scratch.len() {
+            return Ok(None);
+        }
+        at += read as u64;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+
+    fn file_of(bytes: &[u8]) -> File {
+        let path = std::env::temp_dir().join(format!(
+            "pipelines-ranges-{}-{}",
+            std::process::id(),
+            bytes.len()
+        ));
+        let mut file = File::create(&path).unwrap();
+        file.write_all(bytes).unwrap();
+        let file = File::open(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        file
+    }
+
+    #[test]
+    fn line_ends_are_found_across_reads_and_not_past_the_end() {
+        let file = file_of(b"ab\ncdefgh\nij");
+        let mut scratch = [0; 2];
+        assert_eq!(line_end_after(&file, 0, &mut scratch).unwrap(), Some(3));
+        assert_eq!(line_end_after(&file, 2, &mut scratch).unwrap(), Some(3));
+        assert_eq!(line_end_after(&file, 3, &mut scratch).unwrap(), Some(10));
+        assert_eq!(line_end_after(&file, 10, &mut scratch).unwrap(), None);
+        assert_eq!(line_end_after(&file, 99, &mut scratch).unwrap(), None);
+        assert_eq!(size_hint(&file), 12);
+    }
+
+    #[test]
+    fn reads_at_an_offset_stop_short_at_the_end() {
+        let file = file_of(b"0123456789");
+        let mut buf = [0; 4];
+        assert_eq!(read_at_most(&file, &mut buf, 3).unwrap(), 4);
+        assert_eq!(&buf, b"3456");
+        assert_eq!(read_at_most(&file, &mut buf, 8).unwrap(), 2);
+        assert_eq!(&buf[..2], b"89");
+        assert_eq!(read_at_most(&file, &mut buf, 20).unwrap(), 0);
+    }
+}
