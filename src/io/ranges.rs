@@ -14,7 +14,7 @@ use memchr::memchr;
 use rustix::fs::fstat;
 
 /// Bytes read at a time when looking for a line's end: most lines end within the first read.
-pub const LOOKAHEAD: usize = 16 * 1024;
+pub const LOOKAHEAD: usize = 4096;
 
 /// The size `file` reports now. A hint, never the truth: `/proc` and `/sys` files report 0 and
 /// hold text, and a file may grow or shrink at any moment.

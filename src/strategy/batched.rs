@@ -460,6 +460,34 @@ mod tests {
         assert_eq!(stats.stages.len(), 3, "reader and writer, two workers");
     }
 
+    /// A full chunk goes to a worker; when the input then waits, its rendering is written before
+    /// the read that waits.
+    #[test]
+    fn a_full_chunk_is_written_before_the_input_is_waited_on() {
+        let (reader, mut writer) = std::io::pipe().unwrap();
+        let (output_reader, output_writer) = std::io::pipe().unwrap();
+        let path = PathBuf::from(format!("/dev/fd/{}", reader.as_raw_fd()));
+        let knobs = Knobs {
+            threads: 1,
+            chunk_size: 4,
+            queue: 1,
+            clocks: false,
+        };
+        let input = FileInput::new(Sources::new(&[path]), None);
+        let running = std::thread::spawn(move || run(&knobs, input, output_writer));
+        writer.write_all(b"a b c d e\n").unwrap();
+        let (line, read) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            BufReader::new(output_reader).read_line(&mut text).unwrap();
+            line.send(text)
+        });
+        let line = read.recv_timeout(std::time::Duration::from_secs(10));
+        assert_eq!(line.as_deref(), Ok("[spaces: 4]a b c d e\n"), "not held");
+        drop(writer);
+        running.join().unwrap().unwrap();
+    }
+
     /// A worker reads its slot's range of a file itself, renders it, and hands it on; a range
     /// the file no longer holds all of comes back short, its last line ended.
     #[test]
