@@ -129,7 +129,7 @@ pub fn run(knobs: &Knobs, mut input: impl Input, output: impl Write) -> Result<S
         lines: 0,
         bytes_read_by_workers: 0,
         read_error: None,
-        clock: StageClock::new("reader and writer", knobs.clocks),
+        clock: StageClock::new("reader", knobs.clocks),
     };
     let bytes_read_here = read_all(knobs.chunk_size, &mut input, &mut flight)?;
     let Flight {
@@ -306,6 +306,8 @@ struct Flight<W> {
     bytes_read_by_workers: u64,
     /// The first range that could not be read: the file's later ranges are dropped unwritten.
     read_error: Option<io::Error>,
+    /// The calling thread's clock, reported as the `reader` stage: its reads, its writes and the
+    /// lines it renders itself are busy time; waiting for the workers is waiting to receive.
     clock: StageClock,
 }
 
@@ -457,7 +459,11 @@ mod tests {
         drop(writer);
         let stats = running.join().unwrap().unwrap();
         assert_eq!((stats.lines, stats.bytes_in, stats.bytes_out), (1, 4, 15));
-        assert_eq!(stats.stages.len(), 3, "reader and writer, two workers");
+        assert_eq!(
+            stats.stages.len(),
+            3,
+            "the reader, which writes too, and two workers"
+        );
     }
 
     /// A full chunk goes to a worker; when the input then waits, its rendering is written before
