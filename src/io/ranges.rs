@@ -38,18 +38,28 @@ pub fn read_at_most(file: &File, buf: &mut [u8], at: u64) -> io::Result<usize> {
 }
 
 /// The offset just past the first `\n` at or after offset `from` in `file`, or `None` if the file
-/// ends first. Reads ahead in pieces of `scratch`'s size, so a long line costs no memory.
-pub fn line_end_after(file: &File, from: u64, scratch: &mut [u8]) -> io::Result<Option<u64>> {
+/// ends first. Reads ahead into `scratch`, [`LOOKAHEAD`] bytes first, then twice as much each
+/// read up to `most`: a line of a few hundred bytes costs one small read, a long one few reads,
+/// and memory stays bounded by `most` however long the line.
+pub fn line_end_after(
+    file: &File,
+    from: u64,
+    scratch: &mut Vec<u8>,
+    most: usize,
+) -> io::Result<Option<u64>> {
     let mut at = from;
+    let mut size = LOOKAHEAD.min(most.max(1));
     loop {
+        scratch.resize(size, 0);
         let read = read_at_most(file, scratch, at)?;
         if let Some(newline) = memchr(b'\n', &scratch[..read]) {
             return Ok(Some(at + newline as u64 + 1));
         }
-        if read < scratch.len() {
+        if read < size {
             return Ok(None);
         }
         at += read as u64;
+        size = (size * 2).min(most.max(size));
     }
 }
 
@@ -75,12 +85,16 @@ mod tests {
     #[test]
     fn line_ends_are_found_across_reads_and_not_past_the_end() {
         let file = file_of(b"ab\ncdefgh\nij");
-        let mut scratch = [0; 2];
-        assert_eq!(line_end_after(&file, 0, &mut scratch).unwrap(), Some(3));
-        assert_eq!(line_end_after(&file, 2, &mut scratch).unwrap(), Some(3));
-        assert_eq!(line_end_after(&file, 3, &mut scratch).unwrap(), Some(10));
-        assert_eq!(line_end_after(&file, 10, &mut scratch).unwrap(), None);
-        assert_eq!(line_end_after(&file, 99, &mut scratch).unwrap(), None);
+        let mut scratch = Vec::new();
+        for most in [1, 2, 3, 100] {
+            let mut end_after = |from| line_end_after(&file, from, &mut scratch, most).unwrap();
+            assert_eq!(end_after(0), Some(3));
+            assert_eq!(end_after(2), Some(3));
+            assert_eq!(end_after(3), Some(10));
+            assert_eq!(end_after(10), None);
+            assert_eq!(end_after(99), None);
+        }
+        assert!(scratch.len() <= 100);
         assert_eq!(size_hint(&file), 12);
     }
 

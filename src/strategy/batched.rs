@@ -22,7 +22,7 @@ use memchr::memchr;
 use crate::error::Error;
 use crate::frame::Chunk;
 use crate::io::gather::is_due;
-use crate::io::ranges::{LOOKAHEAD, line_end_after, read_at_most, size_hint};
+use crate::io::ranges::{line_end_after, read_at_most, size_hint};
 use crate::io::{Input, Output};
 use crate::parallel::{OnPanic, Reorder, Slots, join, spawn};
 use crate::stats::{StageClock, Stats};
@@ -221,7 +221,6 @@ fn read_ranges<W: Write>(
     if start.saturating_add(2 * size) >= hint {
         return Ok(0);
     }
-    scratch.resize(LOOKAHEAD, 0);
     let mut at = start;
     let mut failed = None;
     // A line begun in the previous source runs on into this file: it is completed here.
@@ -238,7 +237,7 @@ fn read_ranges<W: Write>(
     }
     let read_here = at - start;
     while failed.is_none() && flight.read_error.is_none() && at + size < hint {
-        let end = match line_end_after(file, at + size - 1, scratch) {
+        let end = match line_end_after(file, at + size - 1, scratch, size as usize) {
             Ok(Some(end)) => end,
             // The file ends within this range: its last line lacks its `\n`, or it shrank.
             Ok(None) => break,
@@ -267,6 +266,7 @@ fn read_ranges<W: Write>(
 
 /// Reads `file` from `at` into `chunk`, which holds the start of a line, up to that line's end or
 /// the file's, as a stream read would; returns the offset after it and whether the line ended.
+/// Each read fills the chunk's spare room, and what it brings past the line's end is left unused.
 fn complete_line(
     file: &File,
     mut at: u64,
@@ -274,8 +274,8 @@ fn complete_line(
 ) -> Result<io::Result<(u64, bool)>, Error> {
     loop {
         let spare = chunk.spare()?;
-        let room = spare.len().min(LOOKAHEAD);
-        let read = match read_at_most(file, &mut spare[..room], at) {
+        let room = spare.len();
+        let read = match read_at_most(file, spare, at) {
             Ok(read) => read,
             Err(error) => return Ok(Err(error)),
         };
