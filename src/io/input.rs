@@ -9,6 +9,7 @@ use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::error::Error;
 use crate::io::Input;
@@ -90,6 +91,14 @@ impl Input for FileInput {
         Ok(0)
     }
 
+    fn waits_within(&mut self, timeout: Duration) -> bool {
+        self.ready = match &self.current {
+            Some(file) => fd::is_waiting_within(file.as_fd(), timeout),
+            None => self.sources.has_more(),
+        };
+        self.ready
+    }
+
     fn regular_file(&mut self) -> Option<Arc<File>> {
         let file = self.open_current()?;
         self.regular.then_some(file)
@@ -101,11 +110,7 @@ impl Input for FileInput {
     }
 
     fn has_waiting(&mut self) -> bool {
-        self.ready = match &self.current {
-            Some(file) => fd::is_waiting(file.as_fd()),
-            None => self.sources.has_more(),
-        };
-        self.ready
+        self.waits_within(Duration::ZERO)
     }
 }
 

@@ -23,6 +23,7 @@ pub mod sources;
 use std::fs::File;
 use std::io::{self, Read};
 use std::sync::Arc;
+use std::time::Duration;
 
 pub use input::FileInput;
 pub use output::{Output, Stdout};
@@ -37,6 +38,14 @@ pub trait Input {
     /// Whether a read now would return at once. When not, output held back for batching must go
     /// out first, or a live line would be stuck.
     fn has_waiting(&mut self) -> bool;
+
+    /// Whether a read would return at once within `timeout`, waiting that long at most: for a
+    /// reader that has just handed work to another thread and may wait a moment for more input
+    /// before it must write that work out.
+    fn waits_within(&mut self, timeout: Duration) -> bool {
+        let _ = timeout;
+        self.has_waiting()
+    }
 
     /// The source now being read, opening the next if none is open, when it is a regular file:
     /// other threads may then read it at offsets (see [`ranges`]) while [`read`](Self::read) goes

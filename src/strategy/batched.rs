@@ -15,6 +15,7 @@
 use std::fs::File;
 use std::io::{self, Seek, SeekFrom, Write};
 use std::sync::Arc;
+use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender, bounded};
 use memchr::memchr;
@@ -27,6 +28,16 @@ use crate::io::{Input, Output};
 use crate::parallel::{OnPanic, Reorder, Slots, join, spawn};
 use crate::stats::{StageClock, Stats};
 use crate::strategy::render_chunk_in_memory;
+
+/// The most bytes the reading thread renders itself when the input goes idle: input arriving a
+/// little at a time, for which a hand-off to a worker would cost more than the rendering. More
+/// is the end of a burst, and goes to a worker like a full chunk.
+const MOST_RENDERED_HERE: usize = 64 * 1024;
+
+/// How long the reading thread waits for more input after handing lines to a worker before it
+/// writes out what the workers hold: long enough for the next piece of a burst through a pipe to
+/// arrive, short enough that a line still comes out within a millisecond or so.
+const BURST_GAP: Duration = Duration::from_millis(1);
 
 /// The knobs.
 #[derive(Debug, Clone)]
@@ -179,16 +190,19 @@ fn read_all<W: Write>(
         if !is_due(chunk.bytes().len(), size, || input.has_waiting()) {
             continue;
         }
-        if chunk.is_full() {
+        if chunk.is_full() || chunk.bytes().len() > MOST_RENDERED_HERE {
+            // Under load, or the end of a burst: the lines go to a worker, and the next read may
+            // come while it renders. Nothing is held back long while the input waits, the
+            // workers' renderings neither: they are written if no input comes within a moment.
             if chunk.has_lines() {
                 flight.send_lines(&mut chunk)?;
             }
-            // Nothing is to be held back while the next read waits, the workers' chunks neither.
-            if flight.slots.out() > 0 && !input.has_waiting() {
+            if flight.slots.out() > 0 && !input.waits_within(BURST_GAP) {
                 flight.drain()?;
             }
         } else {
-            // Idle: a worker would only add a hand-off to the line's way out.
+            // Input arriving a little at a time: a worker would only add a hand-off to the
+            // line's way out.
             flight.render_here(&mut chunk)?;
         }
     }
