@@ -60,6 +60,7 @@ pub struct Reorder<T> {
 }
 
 impl<T> Reorder<T> {
+    /// Restoring order over at most `window` items under way at once (at least one).
     pub fn new(window: usize) -> Self {
         Reorder {
             waiting: (0..window.max(1)).map(|_| None).collect(),

@@ -82,6 +82,7 @@ impl<W: Write> Output<W> {
 pub struct Stdout(File);
 
 impl Stdout {
+    /// This process's stdout, duplicated.
     pub fn open() -> Result<Self, Error> {
         io::stdout()
             .as_fd()
