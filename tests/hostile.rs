@@ -592,7 +592,7 @@ fn without_threads(wrap: impl Fn(Command) -> Command, limits: impl Fn(&Variant) 
 #[test]
 fn no_thread_under_a_process_limit_is_one_line_and_exit_1() {
     if let Some(why) = cannot_drop_root() {
-        eprintln!("skipped: {why}");
+        common::skip(why);
         return;
     }
     without_threads(|command| nobody(&command), |_| "ulimit -u 1".to_owned());
