@@ -53,7 +53,7 @@ pub fn run(
 ) -> Result<Stats, Error> {
     let mut stats = Stats::start();
     let slots = knobs.threads + knobs.queue;
-    let mut output = Output::new(output, 0);
+    let mut output = Output::new(output, "stdout", 0);
     let (pool, give_back) = Pool::new(slots);
     let (to_workers, for_workers) = bounded(knobs.queue);
     let (to_writer, for_writer) = bounded(slots);
