@@ -62,6 +62,8 @@ impl<W: AsyncWrite + Unpin> AsyncOutput<W> {
     }
 
     /// Writes what the gather says is due, as far as the sink takes it now, until nothing is.
+    /// Inlined: most calls find nothing due, and a call would cost more than that check.
+    #[inline(always)]
     fn poll_carry_out(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
         let failed = |error| Poll::Ready(Err(Error::new(&*self.writing, error)));
         while let Next::Write(bytes) = self.gather.next() {

@@ -65,8 +65,19 @@ impl<W: Write> Output<W> {
         self.gather.bytes_written()
     }
 
-    /// Writes what the gather says is due, until nothing is.
+    /// Writes what the gather says is due, until nothing is. Most calls find nothing due: that
+    /// check is inlined, the writing is not, so that the render loop around stays as tight.
+    #[inline(always)]
     fn carry_out(&mut self) -> Result<(), Error> {
+        match self.gather.next() {
+            Next::Nothing => Ok(()),
+            Next::Write(_) => self.write_due(),
+        }
+    }
+
+    /// Carries out [`carry_out`](Self::carry_out) when something is due.
+    #[inline(never)]
+    fn write_due(&mut self) -> Result<(), Error> {
         while let Next::Write(bytes) = self.gather.next() {
             self.sink.write_all(bytes).context(&*self.writing)?;
             let written = bytes.len();
