@@ -109,7 +109,7 @@ mod tests {
     use futures::SinkExt;
 
     use super::*;
-    use crate::async_io::on_runtime;
+    use crate::async_io::{AsyncFile, on_runtime};
 
     #[test]
     fn gathers_until_full_then_writes() {
@@ -148,6 +148,20 @@ mod tests {
             assert!(output.sink.is_empty());
             output.flush_if_due(&mut Idle).await.unwrap();
             assert_eq!(output.sink, b"live");
+        });
+    }
+
+    #[test]
+    fn a_failed_write_names_the_sink() {
+        on_runtime(async {
+            let full = std::fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/full")
+                .unwrap();
+            let mut output = AsyncOutput::new(AsyncFile::new(full, true), "/dev/full", 1);
+            output.pending().push(b'x');
+            let error = output.flush().await.unwrap_err().to_string();
+            assert!(error.starts_with("writing /dev/full: "), "{error}");
         });
     }
 
