@@ -9,7 +9,7 @@ use std::fs::{self, File};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -522,7 +522,7 @@ fn input_that_is_the_output_is_refused() {
 }
 
 /// Why the binaries cannot be run as another user here, if they cannot: only root may switch,
-/// `setpriv` does it, and the other user must be let through to the binaries.
+/// and `setpriv` does it.
 fn cannot_drop_root() -> Option<&'static str> {
     // /proc/self belongs to the effective user of whoever looks at it.
     let euid = fs::metadata("/proc/self").map(|meta| meta.uid());
@@ -532,23 +532,42 @@ fn cannot_drop_root() -> Option<&'static str> {
     if Command::new("setpriv").arg("--version").output().is_err() {
         return Some("no setpriv");
     }
-    let open_to_all = |path: &Path| fs::metadata(path).is_ok_and(|meta| meta.mode() & 0o001 != 0);
-    let reachable = variants()
-        .iter()
-        .all(|variant| Path::new(variant.path).ancestors().all(open_to_all));
-    if !reachable {
-        return Some("the binaries lie where other users may not run them");
-    }
     None
 }
 
-/// `command` run as the unprivileged user nobody, with no groups.
+/// `path` where the user nobody may run it: as it is when every folder above it is open to all,
+/// else a copy in a folder of the temporary directory (a checkout under /root is closed to
+/// others, and the test must not skip there).
+fn runnable_by_all(path: &OsStr) -> PathBuf {
+    let open_to_all = |path: &Path| fs::metadata(path).is_ok_and(|meta| meta.mode() & 0o001 != 0);
+    let path = Path::new(path);
+    if path.ancestors().all(open_to_all) {
+        return path.to_owned();
+    }
+    let folder = std::env::temp_dir().join(format!("pipelines-nobody-{}", std::process::id()));
+    fs::create_dir_all(&folder).expect("making a folder for the copies");
+    fs::set_permissions(&folder, fs::Permissions::from_mode(0o755)).expect("opening it to all");
+    let copy = folder.join(path.file_name().expect("a binary's file name"));
+    fs::copy(path, &copy).expect("copying the binary");
+    fs::set_permissions(&copy, fs::Permissions::from_mode(0o755)).expect("opening it to all");
+    copy
+}
+
+/// `command` run as the unprivileged user nobody, with no groups; the binaries it names are
+/// run from where nobody may run them.
 fn nobody(command: &Command) -> Command {
+    let binaries: Vec<&OsStr> = variants().iter().map(|v| OsStr::new(v.path)).collect();
     let mut nobody = Command::new("setpriv");
     nobody
         .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
         .arg(command.get_program())
-        .args(command.get_args())
+        .args(command.get_args().map(|arg| {
+            if binaries.contains(&arg) {
+                runnable_by_all(arg).into_os_string()
+            } else {
+                arg.to_owned()
+            }
+        }))
         .env("RUST_BACKTRACE", "1");
     nobody
 }
