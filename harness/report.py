@@ -345,13 +345,14 @@ def linelength(args):
         fixed, per, misfit = fit
         print(row([f"`{label}`", f"{fixed:.1f}", f"{per:.3f}", f"{fixed / per:.0f}" if per > 0 else "-"] +
                   [f"{fixed / (fixed + per * n):.0%}" for n in share_at] + [f"{misfit:.0%}", cheap]))
-    # The plot's data: instructions a byte against bytes a line, a block a command. A count at or
-    # below zero (cat's) cannot go on a log axis: it is drawn at 0.001 and says so in its title.
-    floor = 0.001
+    # The plot's data: instructions a byte against bytes a line, a block a command. A count under
+    # the plot's floor (cat's, about 0: its work is in the kernel) is drawn on the floor, and its
+    # title says so. harness/plots/linelength.gnuplot starts its axis there.
+    floor = 0.1
     blocks = []
     for label, cells in per_byte:
-        title = label if min(cells) > floor else f"{label} (at most {floor}: drawn at {floor})"
-        blocks.append((title, [(x, max(v, floor)) for (x, _), v in zip(points[label], cells)]))
+        title = label if min(cells) > floor else f"{label} (under {floor}: drawn on the axis)"
+        blocks.append((title, [(round(x, 1), max(v, floor)) for (x, _), v in zip(points[label], cells)]))
     write_blocks(f"{run}/linelength-instructions.dat", blocks, ".4g")
 
 
