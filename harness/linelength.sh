@@ -25,7 +25,7 @@
 #   sudo apt-get install perl valgrind hyperfine gnuplot-nox
 #
 # Environment (all optional; more in harness/lib.sh):
-#   SIZE       tiny (CI: seconds, two lengths), small (a few minutes on 2 cores) or full (default:
+#   SIZE       tiny (CI: seconds, one length), small (a few minutes on 2 cores) or full (default:
 #              256 MiB a length for the time columns)
 #   LENGTHS    mean line lengths in bytes, newline included (default 8 16 25 50 100 134 300)
 #   REPEAT     timed rounds, medians reported (default 3)
@@ -41,7 +41,7 @@ source "$(dirname "$0")/lib.sh"
 SIZE=${SIZE:-full}
 # time_mib: bytes of each length's timed file; cg_lines: lines of each length's cachegrind sample.
 case $SIZE in
-    tiny) time_mib=1 cg_lines=1000 default_lengths="8 134" ;;
+    tiny) time_mib=1 cg_lines=1000 default_lengths=25 ;;
     small) time_mib=32 cg_lines=50000 default_lengths="8 16 25 50 100 134 300" ;;
     full) time_mib=256 cg_lines=200000 default_lengths="8 16 25 50 100 134 300" ;;
     *) die "SIZE is tiny, small or full, not '$SIZE'" ;;
@@ -94,7 +94,10 @@ next_step() {
 echo "0 of $steps: starting" > "$progress"
 (while sleep 10; do say "still at $(cat "$progress")"; done) &
 ticker=$!
-trap 'kill "$ticker"' EXIT
+# Runs under cachegrind in the background, by pid: what they run. On the way out, the ticker and
+# any run still going are stopped.
+declare -A running=()
+trap 'kill "$ticker" "${!running[@]}" 2> /dev/null || true' EXIT
 
 # cachegrind CMD INPUT NAME: CMD < INPUT under cachegrind, its counts gzipped into the run's folder
 # as linelength-cg-NAME.out.gz, its output into WORK/linelength-cg/NAME.output.
@@ -134,7 +137,6 @@ for i in "${!labels[@]}"; do
         done
     done
 done
-declare -A running=() # pid: what it runs
 finish_one() {
     local pid
     wait -n -p pid "${!running[@]}" || die "cachegrind failed: ${running[$pid]} (see above)"

@@ -227,6 +227,12 @@ def round_medians(paths):
             for name, rounds in figures.items()}
 
 
+def ratio(a, b):
+    """a / b to two places, or "-" where b is not positive: hyperfine takes the shell's start-up
+    off each time, which leaves a command of a millisecond or less (dd on a small file) at 0."""
+    return f"{a / b:.2f}" if b > 0 else "-"
+
+
 def fit_fixed_and_per_byte(points):
     """Instructions a line = fixed + per_byte × bytes a line, fitted over (bytes a line,
     instructions a line) points by least squares on the relative error, so that short lines
@@ -312,13 +318,13 @@ def linelength(args):
     table("CPU s/GiB, alone: user + system of `X F > /dev/null` a GiB of input (median of the rounds)",
           [(n, [f"{cpu_per_gib(n, i):.3f}" for i in inputs]) for n in alone])
     table("CPU / cat's CPU, alone",
-          [(n, [f"{cpu_per_gib(n, i) / cpu_per_gib('alone: cat', i):.2f}" for i in inputs]) for n in alone])
+          [(n, [ratio(cpu_per_gib(n, i), cpu_per_gib('alone: cat', i)) for i in inputs]) for n in alone])
     wall = lambda name, i: timed[i["length"]][name][0]  # noqa: E731
     table("Time alone / `dd if=F bs=1M of=/dev/null` (median wall of the rounds)",
-          [(n, [f"{wall(n, i) / wall('dd', i):.2f}" for i in inputs]) for n in alone])
+          [(n, [ratio(wall(n, i), wall('dd', i)) for i in inputs]) for n in alone])
     pipe = ["cat chain over the output"] + [f"pipe: {label}" for label in labels]
     table("Time in a pipe, `cat F | X | cat`, / a cat chain over a file of the output's size",
-          [(n, [f"{wall(n, i) / wall('cat chain over the output', i):.2f}" for i in inputs]) for n in pipe],
+          [(n, [ratio(wall(n, i), wall('cat chain over the output', i)) for i in inputs]) for n in pipe],
           "`pipe: cat` is the cat chain over the input: below 1 by what the headers add to the bytes moved.")
 
     print("\n## Where per-line overhead stops dominating\n")
