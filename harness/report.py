@@ -7,9 +7,11 @@ cachegrind's output files). Python's standard library only. Markdown goes to std
     report.py sweep --bytes B --knob K [--divisor D] --references REF.json RUN.json SERIES-DAT REFS-DAT
     report.py scaling --bytes B --stats DIR --references REF.json SERIES.json... SERIES-DAT REFS-DAT
     report.py cachegrind --lines N LABEL EMPTY-OUT OUT [LABEL EMPTY-OUT OUT]...
+    report.py linelength RUN-DIR               (harness/linelength.sh's tables, from its raw data)
 """
 
 import argparse
+import glob
 import gzip
 import json
 import re
@@ -60,12 +62,7 @@ def table(args):
 
 def medians(args):
     """Per-round files (one run of each command a file) merged: the median of each figure."""
-    figures = {}
-    for path in args.json:
-        for r in results(path):
-            figures.setdefault(r["command"], []).append((r["times"][0], r["user"], r["system"]))
-    for name, rounds in figures.items():
-        wall, user, system = (statistics.median(column) for column in zip(*rounds))
+    for name, (wall, user, system) in round_medians(args.json).items():
         print(f"{name}\t{wall:.4f}\t{user:.4f}\t{system:.4f}")
 
 
@@ -93,12 +90,12 @@ def sweep(args):
     write_blocks(args.refs_dat, reference_blocks(refs, args.bytes, points[0][0], points[-1][0]))
 
 
-def write_blocks(path, blocks):
+def write_blocks(path, blocks, y_format=".1f"):
     """Plot data for harness/plots/against.gnuplot: per (title, points) a block, the title in
     quotes on its first line, "x y" lines, two blank lines after."""
     with open(path, "w") as data:
         for title, points in blocks:
-            data.write(f'"{title}"\n' + "".join(f"{x} {y:.1f}\n" for x, y in points) + "\n\n")
+            data.write(f'"{title}"\n' + "".join(f"{x} {y:{y_format}}\n" for x, y in points) + "\n\n")
 
 
 def reference_blocks(refs, bytes_, low, high):
@@ -211,8 +208,158 @@ def main():
     p = commands.add_parser("cachegrind")
     p.add_argument("--lines", type=int, required=True)
     p.add_argument("out", nargs="+")
+    p = commands.add_parser("linelength")
+    p.add_argument("run_dir")
     args = parser.parse_args()
-    {"table": table, "medians": medians, "sweep": sweep, "scaling": scaling, "cachegrind": cachegrind}[args.what](args)
+    {"table": table, "medians": medians, "sweep": sweep, "scaling": scaling, "cachegrind": cachegrind,
+     "linelength": linelength}[args.what](args)
+
+
+
+def round_medians(paths):
+    """Per-round hyperfine files (one run of each command a file) merged: by command name, the
+    medians of its wall, user and system seconds."""
+    figures = {}
+    for path in paths:
+        for r in results(path):
+            figures.setdefault(r["command"], []).append((r["times"][0], r["user"], r["system"]))
+    return {name: tuple(statistics.median(column) for column in zip(*rounds))
+            for name, rounds in figures.items()}
+
+
+def ratio(a, b):
+    """a / b to two places, or "-" where b is not positive: hyperfine takes the shell's start-up
+    off each time, which leaves a command of a millisecond or less (dd on a small file) at 0."""
+    return f"{a / b:.2f}" if b > 0 else "-"
+
+
+def fit_fixed_and_per_byte(points):
+    """Instructions a line = fixed + per_byte × bytes a line, fitted over (bytes a line,
+    instructions a line) points by least squares on the relative error, so that short lines
+    weigh as much as long ones. Returns fixed, per_byte and the largest relative misfit, or None
+    where a count is not positive (cat, whose work is in the kernel)."""
+    if len(points) < 2 or any(y <= 0 for _, y in points):
+        return None
+    w = [1 / y ** 2 for _, y in points]
+    s, sx, sy = sum(w), sum(wi * x for wi, (x, _) in zip(w, points)), sum(wi * y for wi, (_, y) in zip(w, points))
+    sxx = sum(wi * x * x for wi, (x, _) in zip(w, points))
+    sxy = sum(wi * x * y for wi, (x, y) in zip(w, points))
+    per_byte = (s * sxy - sx * sy) / (s * sxx - sx * sx)
+    fixed = (sy - per_byte * sx) / s
+    misfit = max(abs(fixed + per_byte * x - y) / y for x, y in points)
+    return fixed, per_byte, misfit
+
+
+def linelength(args):
+    """harness/linelength.sh's tables, one column a mean line length, and the plot's data."""
+    run = args.run_dir.rstrip("/")
+    with open(f"{run}/linelength.labels") as f:
+        labels = f.read().splitlines()
+    fields = ["length", "cg_bytes", "cg_lines", "q_bytes", "q_lines", "bytes", "lines", "out_bytes"]
+    with open(f"{run}/linelength.inputs") as f:
+        inputs = [dict(zip(fields, map(int, line.split()))) for line in f if line.strip()]
+    with open(f"{run}/linelength.about") as f:
+        about = f.read().strip()
+    lengths = [i["length"] for i in inputs]
+    counts, timed = {}, {}
+    for label in labels:
+        stem = label.replace(" ", "_")
+        counts[label, "empty"] = cachegrind_counts(f"{run}/linelength-cg-empty-{stem}.out.gz")
+        for n in lengths:
+            for part in ("full", "quarter"):
+                counts[label, n, part] = cachegrind_counts(f"{run}/linelength-cg-{n}-{part}-{stem}.out.gz")
+    for n in lengths:
+        timed[n] = round_medians(sorted(glob.glob(f"{run}/linelength-{n}-round*.json")))
+
+    def whole(label, i, event):
+        """EVENT a line of the whole process, less the same command on empty input."""
+        return (counts[label, i["length"], "full"][event] - counts[label, "empty"][event]) / i["cg_lines"]
+
+    def running(label, i, per, *events):
+        """EVENTS a line (per "lines") or a byte (per "bytes") between the quarter and the full sample."""
+        full, quarter = counts[label, i["length"], "full"], counts[label, i["length"], "quarter"]
+        return sum(full[e] - quarter[e] for e in events) / (i[f"cg_{per}"] - i[f"q_{per}"])
+
+    def table(title, rows, note=""):
+        print(f"\n## {title}\n")
+        if note:
+            print(note + "\n")
+        print(header(["command"] + [f"{n} B" for n in lengths], 1))
+        for name, cells in rows:
+            print(row([f"`{name}`"] + cells))
+
+    print("# Along line length\n")
+    print(about + "\n")
+    print("Columns are the mean line length asked of gen-text, in bytes, newline included. Under")
+    print("cachegrind, *whole process* counts are the full sample's less the same command's on empty input")
+    print("(as the issues quote them); *running* counts are the full sample's less its first quarter's, over")
+    print("the lines or bytes between: what a line costs once the program runs, without what the first")
+    print("input costs once (buffers allocated and first touched), which a sample of few lines inflates.")
+    table("The inputs", [
+        ("bytes a line, timed file", [f"{i['bytes'] / i['lines']:.1f}" for i in inputs]),
+        ("bytes a line, cachegrind sample", [f"{i['cg_bytes'] / i['cg_lines']:.1f}" for i in inputs]),
+        ("output / input bytes", [f"{i['out_bytes'] / i['bytes']:.2f}" for i in inputs]),
+        ("header bytes a line", [f"{(i['out_bytes'] - i['bytes']) / i['lines']:.2f}" for i in inputs]),
+    ])
+    table("Instructions a line, whole process",
+          [(label, [f"{whole(label, i, 'Ir'):.1f}" for i in inputs]) for label in labels])
+    table("Instructions a line, running",
+          [(label, [f"{running(label, i, 'lines', 'Ir'):.1f}" for i in inputs]) for label in labels])
+    table("D1 misses a line, running (reads and writes)",
+          [(label, [f"{running(label, i, 'lines', 'D1mr', 'D1mw'):.3f}" for i in inputs]) for label in labels])
+    per_byte = [(label, [running(label, i, "bytes", "Ir") for i in inputs]) for label in labels]
+    table("Instructions a byte of input, running", [(label, [f"{v:.3f}" for v in cells]) for label, cells in per_byte])
+
+    def cpu_per_gib(name, i):
+        _, user, system = timed[i["length"]][name]
+        return (user + system) / (i["bytes"] / GIB)
+
+    alone = ["dd"] + [f"alone: {label}" for label in labels]
+    table("CPU s/GiB, alone: user + system of `X F > /dev/null` a GiB of input (median of the rounds)",
+          [(n, [f"{cpu_per_gib(n, i):.3f}" for i in inputs]) for n in alone])
+    table("CPU / cat's CPU, alone",
+          [(n, [ratio(cpu_per_gib(n, i), cpu_per_gib('alone: cat', i)) for i in inputs]) for n in alone])
+    wall = lambda name, i: timed[i["length"]][name][0]  # noqa: E731
+    table("Time alone / `dd if=F bs=1M of=/dev/null` (median wall of the rounds)",
+          [(n, [ratio(wall(n, i), wall('dd', i)) for i in inputs]) for n in alone])
+    pipe = ["cat chain over the output"] + [f"pipe: {label}" for label in labels]
+    table("Time in a pipe, `cat F | X | cat`, / a cat chain over a file of the output's size",
+          [(n, [ratio(wall(n, i), wall('cat chain over the output', i)) for i in inputs]) for n in pipe],
+          "`pipe: cat` is the cat chain over the input: below 1 by what the headers add to the bytes moved.")
+
+    print("\n## Where per-line overhead stops dominating\n")
+    print("Running instructions a line fitted as *fixed + per byte × bytes a line* over the lengths (least squares")
+    print("on the relative error; misfit: the largest relative gap between fit and count). Per-line")
+    print("overhead dominates below the crossover, fixed / per byte: there a line's fixed cost is its bytes'")
+    print("cost, and instructions a byte are twice the long-line asymptote (per byte). Per-line share: of the")
+    print("instructions at that length, the fixed cost's share. CPU ≤ 2× cat: the first length at which")
+    print("`X F`'s CPU s/GiB is at most twice cat's.\n")
+    share_at = [n for n in (8, 25, 134) if n in lengths]
+    print(header(["command", "fixed / line", "per byte", "crossover, bytes a line"] +
+                 [f"per-line share at {n} B" for n in share_at] + ["misfit", "CPU ≤ 2× cat from"], 1))
+    points = {}
+    for label in labels:
+        xy = [((i["cg_bytes"] - i["q_bytes"]) / (i["cg_lines"] - i["q_lines"]), running(label, i, "lines", "Ir"))
+              for i in inputs]
+        points[label] = xy
+        fit = fit_fixed_and_per_byte(xy)
+        cheap = next((f"{i['length']} B" for i in inputs
+                      if cpu_per_gib(f"alone: {label}", i) <= 2 * cpu_per_gib("alone: cat", i)), f"> {lengths[-1]} B")
+        if fit is None:
+            print(row([f"`{label}`", "-", "-", "-"] + ["-"] * len(share_at) + ["-", cheap]))
+            continue
+        fixed, per, misfit = fit
+        print(row([f"`{label}`", f"{fixed:.1f}", f"{per:.3f}", f"{fixed / per:.0f}" if per > 0 else "-"] +
+                  [f"{fixed / (fixed + per * n):.0%}" for n in share_at] + [f"{misfit:.0%}", cheap]))
+    # The plot's data: instructions a byte against bytes a line, a block a command. A count under
+    # the plot's floor (cat's, about 0: its work is in the kernel) is drawn on the floor, and its
+    # title says so. harness/plots/linelength.gnuplot starts its axis there.
+    floor = 0.1
+    blocks = []
+    for label, cells in per_byte:
+        title = label if min(cells) > floor else f"{label} (under {floor}: drawn on the axis)"
+        blocks.append((title, [(round(x, 1), max(v, floor)) for (x, _), v in zip(points[label], cells)]))
+    write_blocks(f"{run}/linelength-instructions.dat", blocks, ".4g")
 
 
 if __name__ == "__main__":

@@ -64,7 +64,7 @@ pub struct Reorder<T> {
 }
 
 impl<T> Reorder<T> {
-    /// Ready to hand out items 0, 1, 2, ..., up to `window` of them out at once.
+    /// Restoring order over at most `window` items under way at once (at least one).
     pub fn new(window: usize) -> Self {
         Reorder {
             waiting: (0..window.max(1)).map(|_| None).collect(),

@@ -7,7 +7,7 @@
 //! | module | holds |
 //! | --- | --- |
 //! | [`sources`] | the sources in order with `cat`'s rules: unreadable FILE, input that is the output |
-//! | [`gather`] | output held back for large writes, and when it must go: plain state |
+//! | [`gather`] | output held back for large writes, when it must go, what to write next: plain state |
 //! | [`fd`] | descriptor facts: pipe or file, input waiting, reader gone, private non-blocking mode |
 //! | [`input`] | [`FileInput`]: the sources read synchronously, watching stdout while idle |
 //! | [`ranges`] | a regular file read at offsets, and where its lines end |

@@ -136,7 +136,7 @@ pub fn run(knobs: &Knobs, mut input: impl Input, output: impl Write) -> Result<S
         in_order: Reorder::new(slots),
         to_workers,
         rendered,
-        output: Output::new(output, 0),
+        output: Output::new(output, "stdout", 0),
         lines: 0,
         bytes_read_by_workers: 0,
         read_error: None,
