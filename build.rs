@@ -19,8 +19,9 @@ fn main() {
 
 /// `git describe --always --dirty` of the checkout holding `crate_dir`, if it is one whose top is
 /// `crate_dir` (a packaged crate unpacked inside some other repository is not); and the
-/// rerun-if-changed lines that keep it current: HEAD and the refs move with every commit and
-/// checkout, the index and the sources change what `--dirty` says.
+/// rerun-if-changed lines that keep it current: HEAD (a checkout) and the branch it names (a
+/// commit), and the sources (what `--dirty` says of them). Not the index, which `git status`
+/// rewrites, nor other branches' refs, which other worktrees move: each would rebuild everything.
 fn describe(crate_dir: &Path) -> Option<String> {
     let git = |args: &[&str]| {
         let output = Command::new("git")
@@ -37,15 +38,18 @@ fn describe(crate_dir: &Path) -> Option<String> {
     }
     let git_dir = PathBuf::from(git(&["rev-parse", "--absolute-git-dir"])?);
     let common_dir = crate_dir.join(git(&["rev-parse", "--git-common-dir"])?);
+    // A detached HEAD holds the commit itself: HEAD is then the only ref to watch.
+    let branch = git(&["symbolic-ref", "-q", "HEAD"]).map(|branch| common_dir.join(branch));
+    let packed = common_dir.join("packed-refs");
     for watched in [
         git_dir.join("HEAD"),
-        git_dir.join("index"),
-        common_dir.join("refs"),
-        common_dir.join("packed-refs"),
         crate_dir.join("src"),
         crate_dir.join("Cargo.toml"),
         crate_dir.join("build.rs"),
-    ] {
+    ]
+    .into_iter()
+    .chain(branch.into_iter().chain([packed]))
+    {
         println!("cargo:rerun-if-changed={}", watched.display());
     }
     git(&["describe", "--always", "--dirty"])
