@@ -49,6 +49,8 @@ fn describe(crate_dir: &Path) -> Option<String> {
     ]
     .into_iter()
     .chain(branch.into_iter().chain([packed]))
+    // Cargo counts a path that does not exist as changed, every build: packed-refs may not.
+    .filter(|watched| watched.exists())
     {
         println!("cargo:rerun-if-changed={}", watched.display());
     }
