@@ -114,15 +114,19 @@ q() { printf '%q' "$1"; }
 # Builds the binaries and the harness's tools with the measuring profile (release plus symbols),
 # unless BIN_DIR names binaries built elsewhere; then sets BIN_DIR and makes the run's folder.
 build() {
+    mkdir -p "$WORK"
     if [[ -n $BIN_DIR ]]; then
         [[ -x $BIN_DIR/gen-logs ]] || die "BIN_DIR=$BIN_DIR holds no gen-logs"
     else
         require cargo "https://rustup.rs (curl --proto '=https' -sSf https://sh.rustup.rs | sh)"
         say "building with the measure profile"
-        (cd "$ROOT" && cargo build --quiet --profile measure --workspace --bins)
+        # cargo shows its progress in a terminal only; the ticker's lines cover its long silent
+        # link-time optimisation in a log.
+        start_ticker "$WORK/build.ticks" 0 "building" "cargo build --profile measure"
+        (cd "$ROOT" && cargo build --profile measure --workspace --bins)
+        stop_ticker
         BIN_DIR=$ROOT/target/measure
     fi
-    mkdir -p "$WORK"
     RUN_DIR=${RUN_DIR:-$(new_run_dir)}
     MACHINE_FILE=$RUN_DIR/$(basename "$0" .sh).machine.txt
     describe_machine > "$MACHINE_FILE"
