@@ -360,11 +360,13 @@ stop_ticker() {
 # line in TICKS per run, RUNS-EACH runs a LABEL in order; RUNS-EACH 0: one LABEL, its time only):
 # in a terminal a line redrawn every second, otherwise (a log) a line every 10 seconds.
 ticker() {
-    local ticks=$1 each=$2 what=$3 seconds=0 started label line
+    local ticks=$1 each=$2 what=$3 seconds said=0 started label line
     shift 3
     local total=$((each * $#))
+    # Seconds by the clock, not by sleeps, which a loaded machine stretches.
+    SECONDS=0
     while sleep 1; do
-        ((++seconds))
+        seconds=$SECONDS
         if ((each == 0)); then
             line="$what ($1), $seconds s"
         else
@@ -375,7 +377,8 @@ ticker() {
         fi
         if [[ -t 2 ]]; then
             printf '\r\033[K%s: %s' "$(basename "$0")" "$line" >&2
-        elif ((seconds % 10 == 0)); then
+        elif ((seconds - said >= 9)); then
+            said=$seconds
             say "$line"
         fi
     done
