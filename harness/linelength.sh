@@ -33,23 +33,19 @@
 #   CG_CACHES  valgrind's cache options (default as harness/cachegrind.sh)
 # Example: SIZE=small ./harness/linelength.sh
 
-# Before lib.sh, whose own default is 5 runs.
-REPEAT=${REPEAT:-3}
+# Fewer rounds than lib.sh's default REPEAT, unless REPEAT is given.
+repeat_asked=${REPEAT:-}
 # shellcheck source=harness/lib.sh
 source "$(dirname "$0")/lib.sh"
 
-SIZE=${SIZE:-full}
+REPEAT=${repeat_asked:-$(by_size 1 3 3)}
 # time_mib: bytes of each length's timed file; cg_lines: lines of each length's cachegrind sample.
-case $SIZE in
-    tiny) time_mib=1 cg_lines=1000 default_lengths=25 ;;
-    small) time_mib=32 cg_lines=50000 default_lengths="8 16 25 50 100 134 300" ;;
-    full) time_mib=256 cg_lines=200000 default_lengths="8 16 25 50 100 134 300" ;;
-    *) die "SIZE is tiny, small or full, not '$SIZE'" ;;
-esac
+time_mib=$(by_size 1 32 256)
+cg_lines=$(by_size 1000 50000 200000)
+default_lengths=$(by_size 25 "8 16 25 50 100 134 300" "8 16 25 50 100 134 300")
 LENGTHS=${LENGTHS:-$default_lengths}
 TEXT_SEED=${TEXT_SEED:-1}
 CG_CACHES=${CG_CACHES:---I1=32768,8,64 --D1=49152,12,64 --LL=33554432,16,64}
-inputs=$RUN_DIR/linelength.inputs
 
 report() {
     local table=$RUN_DIR/linelength.md
@@ -74,6 +70,7 @@ require valgrind "sudo apt-get install valgrind"
 require hyperfine "sudo apt-get install hyperfine"
 build
 [[ -x $BIN_DIR/gen-text ]] || die "no gen-text in $BIN_DIR"
+inputs=$RUN_DIR/linelength.inputs
 rm -f "$RUN_DIR"/linelength-*
 
 labels=(cat perl) commands=(cat "$PERL_SPACES")

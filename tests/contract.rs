@@ -79,7 +79,10 @@ fn edge_cases_match_reference() {
 
 #[test]
 fn many_empty_lines() {
-    let input = b"\n".repeat(100_000);
+    // 20,000: the output (12 bytes a line, 240 KB) still overflows a pipe and a 128 KiB output
+    // buffer several times, and every chunk-size-1 row still hands each line between threads
+    // 20,000 times, in about a second a row in debug; 100,000 took minutes on a loaded machine.
+    let input = b"\n".repeat(20_000);
     for variant in VARIANTS {
         assert_transforms(variant, &input);
     }
@@ -336,18 +339,88 @@ fn live_lines_come_out_while_stdin_stays_open() {
     }
 }
 
+/// What `variant FLAG` prints on stdout, having exited with success.
+fn printed_by(variant: &Variant, flag: &str) -> String {
+    let mut command = variant.command();
+    command.arg(flag);
+    let finished = run_command(command, b"");
+    assert!(finished.status.success(), "{variant} {flag}");
+    String::from_utf8_lossy(&finished.stdout).into_owned()
+}
+
 /// docs/CONTRACT.md §4.2.
 #[test]
 fn help_and_version() {
     for variant in VARIANTS {
         for (flag, expected) in [("--help", "Usage:"), ("--version", variant.program)] {
-            let mut command = variant.command();
-            command.arg(flag);
-            let finished = run_command(command, b"");
-            assert!(finished.status.success(), "{variant} {flag}");
-            let stdout = String::from_utf8_lossy(&finished.stdout);
+            let stdout = printed_by(variant, flag);
             assert!(stdout.contains(expected), "{variant} {flag}: {stdout}");
         }
+    }
+}
+
+/// `--help` says what N counts, the byte 0x20 only, and that it stops at `>6`.
+#[test]
+fn help_names_the_byte_counted_and_the_cap() {
+    for variant in VARIANTS {
+        let help = printed_by(variant, "--help");
+        for words in ["0x20", "only", ">6"] {
+            assert!(
+                help.contains(words),
+                "{variant} --help lacks {words:?}: {help}"
+            );
+        }
+    }
+}
+
+/// `--version` names the commit built, as `git rev-parse --short HEAD` does in this checkout;
+/// where this crate is not a git checkout of its own, the crate's version alone.
+#[test]
+fn version_names_the_commit() {
+    let crate_dir = env!("CARGO_MANIFEST_DIR");
+    let git = |args: &[&str]| {
+        let output = std::process::Command::new("git")
+            .args(args)
+            .current_dir(crate_dir)
+            .output()
+            .ok()?;
+        output
+            .status
+            .success()
+            .then(|| String::from_utf8_lossy(&output.stdout).trim().to_owned())
+    };
+    let own_checkout = git(&["rev-parse", "--show-toplevel"])
+        .is_some_and(|top| fs::canonicalize(top).ok() == fs::canonicalize(crate_dir).ok());
+    let commit = own_checkout
+        .then(|| git(&["rev-parse", "--short", "HEAD"]))
+        .flatten();
+    for variant in VARIANTS {
+        let version = printed_by(variant, "--version");
+        let alone = format!("{} {}", variant.program, env!("CARGO_PKG_VERSION"));
+        match &commit {
+            Some(commit) => assert!(
+                version.starts_with(&format!("{alone} (commit {commit}")),
+                "{variant} --version: {version}, HEAD is {commit}"
+            ),
+            None => assert_eq!(version.trim_end(), alone, "{variant} --version"),
+        }
+    }
+}
+
+/// `pipeline --help` says that its default, `--batch 1`, is the original's per-line hand-off,
+/// and which batch to use for speed.
+#[test]
+fn pipeline_help_says_which_batch_is_fast() {
+    let pipeline = VARIANTS
+        .iter()
+        .find(|variant| variant.program == "pipeline")
+        .expect("a pipeline row");
+    let help = printed_by(pipeline, "--help");
+    for words in ["as the original experiment did", "For speed use 1000"] {
+        assert!(
+            help.contains(words),
+            "pipeline --help lacks {words:?}: {help}"
+        );
     }
 }
 
