@@ -102,47 +102,57 @@ impl Walk {
         };
         let source = chunk.as_ptr();
         let room_start = room.as_mut_ptr().cast::<u8>();
-        // Where the chunk's offset 0 would go given the headers written so far: the current
-        // line's byte at offset `x` goes to `shifted + x`, so that each read and write is one
-        // addressing mode off a chunk offset.
-        let mut shifted = room_start;
-        let limit = room_start as usize + room_limit;
-        let (mut start, mut spaces, mut lines) = (0, 0, 0);
-        let mut at = 0;
-        while at <= last_block && shifted as usize + at <= limit {
-            // SAFETY: `at + BLOCK <= chunk.len()` (checked above).
-            let block = unsafe { &*source.add(at).cast::<[u8; BLOCK]>() };
-            let mut newlines = scan.bits(block, b'\n');
+        let (last, limit) = (
+            source as usize + last_block,
+            room_start as usize + room_limit,
+        );
+        // The block being read; where its first byte goes given the headers written so far; and
+        // the current line's start from the block's (negative if it began in an earlier block):
+        // each read and write is one addressing mode off the two pointers, and those and the
+        // masks are all that a line of the block needs.
+        let (mut block, mut block_to, mut start) = (source, room_start, 0);
+        let (mut spaces, mut lines) = (0, 0);
+        while block as usize <= last && block_to as usize <= limit {
+            // SAFETY: the block is in the chunk (checked above).
+            let bytes = unsafe { &*block.cast::<[u8; BLOCK]>() };
+            let mut newlines = scan.bits(bytes, b'\n');
             if newlines == 0 {
                 // Most blocks of long lines hold no line's end, and most of those come after the
-                // line's seventh space: their spaces are not looked for.
+                // line's seventh space: their spaces are not looked for. So a line carries at
+                // most 6 + 64 spaces into a block, or 63 from the block where the last line ended.
                 if spaces < SPACES_CAP {
-                    spaces += scan.bits(block, b' ').count_ones() as usize;
+                    spaces += scan.bits(bytes, b' ').count_ones() as usize;
                 }
-                at += BLOCK;
-                continue;
-            }
-            lines += u64::from(newlines.count_ones());
-            let mut not_spaces = !scan.bits(block, b' ');
-            // SAFETY (both `write_line`s): the check above leaves `BLOCK_ROOM` bytes of room from
-            // `shifted + at`, which covers every line that ends in this block, and the chunk a
-            // block's end and `COPY - 1` bytes after it, which covers every copy piece (each
-            // starts inside the line, at the latest at the block's last byte).
-            let (end, count) = take_line(&mut newlines, &mut not_spaces);
-            let (end, count) = (at + end, (spaces + count).min(SPACES_CAP));
-            shifted = unsafe { write_line(scan, source, shifted, start..end, count, true) };
-            start = end;
-            while newlines != 0 {
+            } else {
+                lines += u64::from(newlines.count_ones());
+                let mut not_spaces = !scan.bits(bytes, b' ');
+                // SAFETY (both `write_line`s): the check above leaves `BLOCK_ROOM` bytes of room
+                // from `block_to`, which covers every line that ends in this block, and the chunk
+                // the block and `COPY - 1` bytes after it, which covers every copy piece (each
+                // starts inside the line, at the latest at the block's last byte).
                 let (end, count) = take_line(&mut newlines, &mut not_spaces);
-                shifted = unsafe { write_line(scan, source, shifted, start..0, count, false) };
-                start = at + end;
+                // At most 70 spaces carried (see below) and 63 here: the headers' table has room.
+                let count = (spaces + count) as u8;
+                block_to = unsafe { write_line(scan, block, block_to, start..end, count, true) };
+                start = end;
+                while newlines != 0 {
+                    let (end, count) = take_line(&mut newlines, &mut not_spaces);
+                    block_to =
+                        unsafe { write_line(scan, block, block_to, start..0, count as u8, false) };
+                    start = end;
+                }
+                spaces = (!not_spaces).count_ones() as usize;
             }
-            spaces = (!not_spaces).count_ones() as usize;
-            at += BLOCK;
+            // Wrapping: past the last block these point past the chunk and the room.
+            block = block.wrapping_add(BLOCK);
+            block_to = block_to.wrapping_add(BLOCK);
+            start -= BLOCK as isize;
         }
+        let at = block as usize - source as usize;
+        let start = at.wrapping_add_signed(start);
         *self = Walk {
             start,
-            headers: shifted as usize - room_start as usize,
+            headers: block_to as usize - at - room_start as usize,
             spaces,
             lines,
         };
@@ -174,7 +184,7 @@ impl Walk {
             let mut not_spaces = !spaces;
             while newlines != 0 {
                 let (end, count) = take_line(&mut newlines, &mut not_spaces);
-                if !self.place(chunk, room, at + end, self.spaces + count) {
+                if !self.place(chunk, room, at + end as usize, self.spaces + count) {
                     return self.rendered();
                 }
             }
@@ -226,8 +236,8 @@ impl Walk {
 /// complement of the spaces' bits, which BMI1's `andn` masks in one instruction): the offset
 /// just past the newline in the block, and those spaces' count.
 #[inline(always)]
-fn take_line(newlines: &mut u64, not_spaces: &mut u64) -> (usize, usize) {
-    let end = newlines.trailing_zeros() as usize + 1;
+fn take_line(newlines: &mut u64, not_spaces: &mut u64) -> (isize, usize) {
+    let end = newlines.trailing_zeros() as isize + 1;
     // The bits below the first newline, and those of the other newlines, which are not spaces.
     let before = *newlines - 1;
     let taken = !*not_spaces & before;
@@ -236,56 +246,57 @@ fn take_line(newlines: &mut u64, not_spaces: &mut u64) -> (usize, usize) {
     (end, taken.count_ones() as usize)
 }
 
-/// Writes the header for `spaces` at `shifted + line.start` and the line's bytes after it, in
-/// [`COPY`]-byte pieces up to `line.end`, the last of which runs on past the line's end; or in
-/// one piece (whatever `line.end`), unless `long`. Returns the new `shifted` (see
-/// [`Walk::fast`]): a header further on.
+/// Writes the header for `spaces` at `block_to + line.start` and the line's bytes, from `block +
+/// line.start` on, after it, in [`COPY`]-byte pieces up to `line.end`, the last of which runs on
+/// past the line's end; or in one piece (whatever `line.end`), unless `long`. Returns the new
+/// `block_to` (see [`Walk::fast`]): a header further on.
 ///
 /// # Safety
 ///
-/// Unless `long`, the line is at most `COPY` bytes long; `spaces` is at most 64. The source has
+/// Unless `long`, the line is at most `COPY` bytes long. The source has
 /// `COPY` readable bytes from each piece's start (`line.start`, and for a long line every `COPY`
-/// bytes on below `line.end`), and the room has [`HEADER_STORE`] writable bytes from `shifted +
+/// bytes on below `line.end`), and the room has [`HEADER_STORE`] writable bytes from `block_to +
 /// line.start` and, a header further on, `COPY` from each piece's start.
 #[inline(always)]
 unsafe fn write_line<S: BlockScan>(
     scan: S,
-    source: *const u8,
-    shifted: *mut u8,
-    line: std::ops::Range<usize>,
-    spaces: usize,
+    block: *const u8,
+    block_to: *mut u8,
+    line: std::ops::Range<isize>,
+    spaces: u8,
     long: bool,
 ) -> *mut u8 {
-    let store = &HEADER_STORES[spaces];
+    let store = &HEADER_STORES[usize::from(spaces)];
     // SAFETY: the caller's promises; SSE2 is in every x86-64 CPU, and its 16-byte load reads
     // `store`.
     unsafe {
         _mm_storeu_si128(
-            shifted.add(line.start).cast(),
+            block_to.offset(line.start).cast(),
             _mm_loadu_si128(store.as_ptr().cast()),
         );
-        let shifted = shifted.add(usize::from(store[HEADER_STORE - 1]));
-        let mut piece = line.start;
-        loop {
-            scan.copy(source.add(piece), shifted.add(piece));
-            piece += COPY;
-            if !long || piece >= line.end {
-                return shifted;
+        let block_to = block_to.add(usize::from(store[HEADER_STORE - 1]));
+        scan.copy(block.offset(line.start), block_to.offset(line.start));
+        if long {
+            let mut piece = line.start + COPY as isize;
+            while piece < line.end {
+                scan.copy(block.offset(piece), block_to.offset(piece));
+                piece += COPY as isize;
             }
         }
+        block_to
     }
 }
 
 /// The bytes one header store writes: every header fits in 16 bytes, one vector store.
 const HEADER_STORE: usize = 16;
 
-/// The header store for each count of spaces a line inside a block can have (a block's first
-/// line's count is capped first): the header, padded, with its length in the last byte, which
-/// the line's bytes always overwrite, as they start at most 12 bytes on.
-const HEADER_STORES: [[u8; HEADER_STORE]; BLOCK + 1] = {
-    let mut stores = [[0; HEADER_STORE]; BLOCK + 1];
+/// The header store for each count of spaces up to 255, so that the fast path's counts, which
+/// stay below that, index it uncapped: the header, padded, with its length in the last byte,
+/// which the line's bytes always overwrite, as they start at most 12 bytes on.
+const HEADER_STORES: [[u8; HEADER_STORE]; 256] = {
+    let mut stores = [[0; HEADER_STORE]; 256];
     let mut n = 0;
-    while n <= BLOCK {
+    while n < 256 {
         let header = HEADERS[if n < SPACES_CAP { n } else { SPACES_CAP }];
         let mut i = 0;
         while i < header.len() {
