@@ -112,7 +112,7 @@ impl Walk {
         // masks are all that a line of the block needs.
         let (mut block, mut block_to, mut start) = (source, room_start, 0);
         let (mut spaces, mut lines) = (0, 0);
-        while block as usize <= last && block_to as usize <= limit {
+        while block as usize <= last {
             // SAFETY: the block is in the chunk (checked above).
             let bytes = unsafe { &*block.cast::<[u8; BLOCK]>() };
             let mut newlines = scan.bits(bytes, b'\n');
@@ -124,6 +124,10 @@ impl Walk {
                     spaces += scan.bits(bytes, b' ').count_ones() as usize;
                 }
             } else {
+                // Only blocks where lines end write: the room is checked there.
+                if block_to as usize > limit {
+                    break;
+                }
                 lines += u64::from(newlines.count_ones());
                 let mut not_spaces = !scan.bits(bytes, b' ');
                 // SAFETY (both `write_line`s): the check above leaves `BLOCK_ROOM` bytes of room
