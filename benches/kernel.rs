@@ -1,6 +1,7 @@
 //! The kernel over line shapes, as the original experiment's string bench: how fast spaces are
 //! counted, and a line rendered, for short, long, indented and space-free lines; and a whole chunk
-//! rendered by each implementation this CPU runs, beside the per-line loop it replaced.
+//! rendered by each implementation this CPU runs (the portable one being the per-line loop the
+//! others replaced).
 //!
 //! `cargo bench --bench kernel` (criterion's flags after `--`, e.g. `-- --quick` or
 //! `-- render_chunk`).
@@ -9,7 +10,6 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use memchr::memchr_iter;
 use pipelines::kernel::{Implementation, count_spaces, render_line};
 
 /// One line of each shape, without its `\n`.
@@ -76,6 +76,27 @@ const LOG_LINES: &str = r#"66.164.117.68 - - [01/Jan/2024:00:00:02 -0700] "GET /
 /// The line of the original experiment's `yes` pipe (scripts/common.sh).
 const KARAMAZOV: &str = "Above all, don't lie to yourself. The man who lies to himself and listens to his own lie comes to a point that he cannot distinguish the truth within him, or around him, and so loses all respect for himself and for others.";
 
+/// Short lines in the shape of a manual page's source, 20 bytes a line on average, as much text
+/// is: several end in each 64-byte block.
+const SHORT_LINES: &str = r#".TH RENDER 1 "November 2026"
+.SH NAME
+render \- prefix lines with a count
+.SH SYNOPSIS
+.B render
+[\fIOPTION\fR]... [\fIFILE\fR]...
+.SH DESCRIPTION
+.PP
+Each line is written after a header
+that says how many spaces it holds.
+
+.TP
+\fB\-\-chunk-size\fR \fISIZE\fR
+read this much at a time
+.TP
+\fB\-\-batch\fR \fIN\fR
+lines per message
+"#;
+
 /// The size of `batched`'s chunks by default: what each call renders there.
 const CHUNK: usize = 256 << 10;
 
@@ -88,34 +109,17 @@ fn chunk_of(lines: &str) -> Vec<u8> {
     chunk
 }
 
-/// `render_chunk` as it was before the block kernel (commit a098c03): a `memchr` per line, the
-/// spaces counted per line, three appends. The "before" of every comparison.
-fn render_chunk_per_line(out: &mut Vec<u8>, chunk: &[u8]) -> u64 {
-    out.reserve(chunk.len() + chunk.len() / 8 + 16);
-    let mut start = 0;
-    let mut lines = 0;
-    for end in memchr_iter(b'\n', chunk) {
-        render_line(out, &chunk[start..end]);
-        start = end + 1;
-        lines += 1;
-    }
-    if start < chunk.len() {
-        render_line(out, &chunk[start..]);
-        lines += 1;
-    }
-    lines
-}
-
-/// A group per implementation, and one for the per-line loop before them, each over a chunk of
-/// log lines and a chunk of Karamazov lines.
+/// A group per implementation this CPU runs, each over a chunk of log lines, of Karamazov lines
+/// and of short lines. The portable implementation is the per-line loop the block kernels
+/// replaced (a `memchr` a line), so its group is the "before" of every comparison.
 fn chunks(c: &mut Criterion) {
     let inputs = [
         ("logs", chunk_of(LOG_LINES)),
         ("karamazov", chunk_of(&format!("{KARAMAZOV}\n"))),
+        ("short lines", chunk_of(SHORT_LINES)),
     ];
     type Render = Box<dyn Fn(&mut Vec<u8>, &[u8]) -> u64>;
-    let mut renderers: Vec<(String, Render)> =
-        vec![("before".to_string(), Box::new(render_chunk_per_line))];
+    let mut renderers: Vec<(String, Render)> = Vec::new();
     for implementation in Implementation::available() {
         renderers.push((
             format!("{implementation:?}").to_lowercase(),

@@ -13,22 +13,19 @@
 #
 # Needs valgrind: sudo apt-get install valgrind
 #
-# Environment (all optional; more in harness/lib.sh):
-#   CG_LINES  log lines run through each binary (default 200000)
-#   CG_CACHES valgrind's cache options (default: 32 KiB I1, 48 KiB D1, 32 MiB LL, 64-byte lines)
-# Example, a quick smoke run: CG_LINES=2000 ./harness/cachegrind.sh
+# Sizes follow SIZE (harness/lib.sh): 200,000 log lines through each binary at full size.
 
 # shellcheck source=harness/lib.sh
 source "$(dirname "$0")/lib.sh"
 
-CG_LINES=${CG_LINES:-200000}
-CG_CACHES=${CG_CACHES:---I1=32768,8,64 --D1=49152,12,64 --LL=33554432,16,64}
+CG_LINES=$(by_size 2000 20000 200000)
+# The caches simulated: 32 KiB I1, 48 KiB D1, 32 MiB LL, 64-byte lines.
+CG_CACHES="--I1=32768,8,64 --D1=49152,12,64 --LL=33554432,16,64"
 require valgrind "sudo apt-get install valgrind"
 
 build
 data=$WORK/cachegrind-$CG_LINES.log
 "$BIN_DIR/gen-logs" --lines "$CG_LINES" --seed "$LOG_SEED" > "$data"
-rm -f "$RUN_DIR"/cachegrind-*.out.gz
 
 commands=("cat" "cat" "perl" "$PERL_SPACES")
 while read -r variant; do
@@ -39,6 +36,7 @@ done < <(variants)
 # into WORK/cachegrind.output.
 cachegrind() {
     say "cachegrind: $1 < $(basename "$3")"
+    echo >> "$ticks"
     # shellcheck disable=SC2086 # CG_CACHES is a list of options by design
     bash -c "valgrind --tool=cachegrind --cache-sim=yes $CG_CACHES --cachegrind-out-file=$(q "$4") \
         $2 < $(q "$3") > $(q "$WORK/cachegrind.output") 2> $(q "$WORK/cachegrind.log")" ||
@@ -47,6 +45,10 @@ cachegrind() {
 
 expected=
 outs=()
+# Progress while a run under valgrind takes long: two runs a command.
+ticks=$WORK/cachegrind.ticks labels=()
+for ((i = 0; i < ${#commands[@]}; i += 2)); do labels+=("${commands[$i]}"); done
+start_ticker "$ticks" 2 cachegrind "${labels[@]}"
 set -- "${commands[@]}"
 while (($#)); do
     label=$1 cmd=$2
@@ -64,13 +66,12 @@ while (($#)); do
     gzip -9 -n -f "$out.empty.out" "$out.out"
     outs+=("$label" "$out.empty.out.gz" "$out.out.gz")
 done
+stop_ticker
 
 table=$RUN_DIR/cachegrind.md
 {
-    echo "# Per-line cost under cachegrind"
-    echo
-    echo "Machine: $(cat "$MACHINE_FILE")."
-    echo "Made by \`harness/cachegrind.sh\`: \`valgrind --tool=cachegrind --cache-sim=yes $CG_CACHES\`,"
+    heading "Per-line cost under cachegrind"
+    echo "\`valgrind --tool=cachegrind --cache-sim=yes $CG_CACHES\`,"
     echo "each command reading $CG_LINES generated log lines ($(stat -c %s "$data") bytes) from a file"
     echo "into /dev/null, less the same command's counts on empty input. D1 misses are level-1 data misses (reads and writes); LL misses are misses"
     echo "of the last level (instructions and data), the ones that go to memory. Threads run one at a"

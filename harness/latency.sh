@@ -13,72 +13,62 @@
 # probe, formatting and checking every line, shares the CPU with the binary and can be the slower of
 # the two. Read the achieved rate there, as a floor.
 #
-# Environment (all optional; more in harness/lib.sh):
-#   RATES          offered rates, lines per second (default "1k 10k 100k max")
-#   CELL_SECONDS   seconds each binary is offered each rate (default 2)
-#   REPEAT         rounds over every cell, median of each figure reported (default 3)
-# Example, a quick smoke run: RATES="1k max" CELL_SECONDS=0.5 REPEAT=1 ./harness/latency.sh
+# Then the ping-pong measure: the probe sends a line, waits for its rendering, sleeps until the
+# next line is due, and sends the next (`latency-probe --ping-pong`), so every line meets an idle
+# binary with nothing else in flight. Its p50 beside std-baseline's in the same rounds, as a
+# ratio, is the price of a binary's threads and hand-offs at a low rate. Written into
+# latency-ping-pong.tsv and as a second table in latency.md.
+#
+# Sizes follow SIZE (harness/lib.sh): the offered rates (1k 10k 100k max at full size), the seconds
+# each binary is offered each rate (2 at full size) and the rounds over every cell, whose medians
+# are reported (REPEAT, default 3 at full size).
 
-# Before lib.sh, whose own default is 5 runs.
-REPEAT=${REPEAT:-3}
+# Fewer rounds than lib.sh's default REPEAT, unless REPEAT is given.
+repeat_asked=${REPEAT:-}
 # shellcheck source=harness/lib.sh
 source "$(dirname "$0")/lib.sh"
 
-RATES=${RATES:-1k 10k 100k max}
-CELL_SECONDS=${CELL_SECONDS:-2}
+REPEAT=${repeat_asked:-$(by_size 1 2 3)}
+RATES=$(by_size "1k max" "1k 100k max" "1k 10k 100k max")
+CELL_SECONDS=$(by_size 0.3 1 2)
+PING_RATES=$(by_size 1k "1k 10k" "1k 10k")
 
 build
 PROBE=$BIN_DIR/latency-probe
 mapfile -t rows < <(variants)
 
-raw=$RUN_DIR/latency.tsv
-rm -f "$raw"
-for ((round = 1; round <= REPEAT; round++)); do
-    for rate in $RATES; do
-        for variant in "${rows[@]}"; do
-            say "$variant at $rate lines/s ($round/$REPEAT)"
-            read -r bin args <<< "$variant"
-            # shellcheck disable=SC2086 # the settings are words by design
-            "$PROBE" --rate "$rate" --duration "$CELL_SECONDS" --label "$variant" --tsv "$raw" \
-                -- "$BIN_DIR/$bin" $args > /dev/null ||
-                die "$variant at $rate lines/s failed the probe (see above)"
+# measure TSV RATES [PROBE FLAGS...]: REPEAT rounds of every variant at every rate, interleaved,
+# each run a row of TSV.
+measure() {
+    local tsv=$1 rates=$2 round rate variant bin args
+    shift 2
+    rm -f "$tsv"
+    for ((round = 1; round <= REPEAT; round++)); do
+        for rate in $rates; do
+            for variant in "${rows[@]}"; do
+                say "$variant at $rate lines/s $* ($round/$REPEAT)"
+                read -r bin args <<< "$variant"
+                # shellcheck disable=SC2086 # the settings are words by design
+                "$PROBE" --rate "$rate" --duration "$CELL_SECONDS" --label "$variant" --tsv "$tsv" \
+                    "$@" -- "$BIN_DIR/$bin" $args > /dev/null ||
+                    die "$variant at $rate lines/s $* failed the probe (see above)"
+            done
         done
     done
-done
+}
+
+raw=$RUN_DIR/latency.tsv
+measure "$raw" "$RATES"
+ping_raw=$RUN_DIR/latency-ping-pong.tsv
+measure "$ping_raw" "$PING_RATES" --ping-pong
 
 rounds="median of $REPEAT rounds"
 ((REPEAT > 1)) || rounds="one round"
 
-# Medians over the rounds of every figure, per row and rate, in the order measured.
-medians=$WORK/latency-medians.tsv
-awk -F '\t' -v OFS='\t' '
-    function median(list,    v, n, i, j, t) {
-        n = split(list, v, " ")
-        for (i = 2; i <= n; i++)
-            for (j = i; j > 1 && v[j - 1] + 0 > v[j] + 0; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
-        return (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
-    }
-    NR == 1 { next }
-    {
-        key = $1 OFS $2
-        if (!(key in seen)) { seen[key] = 1; order[++keys] = key }
-        for (c = 3; c <= NF; c++) figures[key, c] = figures[key, c] " " $c
-        columns = NF
-    }
-    END {
-        for (k = 1; k <= keys; k++) {
-            line = order[k]
-            for (c = 3; c <= columns; c++) line = line OFS median(figures[order[k], c])
-            print line
-        }
-    }' "$raw" > "$medians"
-
+plot_data=$WORK/latency-plot.dat
 {
-    echo "# Latency against offered rate"
-    echo
-    echo "Machine: $(cat "$MACHINE_FILE")."
-    echo "Made by \`RATES=\"$RATES\" CELL_SECONDS=$CELL_SECONDS REPEAT=$REPEAT harness/latency.sh\`; each cell is"
-    echo "\`latency-probe --rate RATE --duration $CELL_SECONDS -- BINARY SETTINGS\`,"
+    heading "Latency against offered rate"
+    echo "Each cell is \`latency-probe --rate RATE --duration $CELL_SECONDS -- BINARY SETTINGS\`,"
     echo "$rounds. Latency is per line, from the probe's write to its read of the output,"
     echo "in microseconds; every line was checked to come back once, in order, with its header."
     echo "At \`max\` the probe sends as fast as the binary takes lines: latency there is queueing in the"
@@ -86,30 +76,20 @@ awk -F '\t' -v OFS='\t' '
     echo "line on two threads of its own, so at \`max\` it can be slower than a fast binary: the achieved"
     echo "rate there is a floor of the binary's, and throughput.sh has the binaries' real rates."
     echo
-    echo "| binary | offered lines/s | lines | achieved lines/s | min µs | p50 µs | p99 µs | p99.9 µs | max µs |"
-    echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"
-    awk -F '\t' '{ printf "| %s | %s | %.0f | %.0f | %s | %s | %s | %s | %s |\n", $1, $2, $3, $5, $6, $7, $8, $9, $10 }' "$medians"
+    "$REPORT" latency --rates "$RATES" "$raw" "$plot_data"
+    echo
+    echo "## Ping-pong: one line in flight"
+    echo
+    echo "Each cell is \`latency-probe --ping-pong --rate RATE --duration $CELL_SECONDS -- BINARY SETTINGS\`,"
+    echo "$rounds, interleaved with the other rows: a line is sent, its rendering awaited, and the"
+    echo "next sent when due (the probe sleeping meanwhile), so each line meets an idle binary. The"
+    echo "last column is the row's p50 over std-baseline's at the same rate, both medians of the same"
+    echo "rounds: the cost of the binary's threads and hand-offs to a line arriving alone."
+    echo
+    "$REPORT" ping-pong "$ping_raw"
 } | tee "$RUN_DIR/latency.md"
-say "wrote latency.md and latency.tsv in $RUN_DIR"
+say "wrote latency.md, latency.tsv and latency-ping-pong.tsv in $RUN_DIR"
 
-# The plot's data: a block per row, its label first, then "position rate p50 p99" a rate, the
-# rates evenly spaced in the order given.
-plot_data=$WORK/latency-plot.dat
-for variant in "${rows[@]}"; do
-    printf '"%s"\n' "$variant"
-    awk -F '\t' -v v="$variant" -v rates="$RATES" '
-        # The probe reports 1k as 1000 and 0 as max.
-        function number(rate) {
-            if (rate == "max" || rate + 0 == 0) return "max"
-            return (rate + 0) * (rate ~ /[kK]$/ ? 1000 : rate ~ /M$/ ? 1000000 : 1)
-        }
-        BEGIN {
-            n = split(rates, r, " ")
-            for (i = 1; i <= n; i++) { x[number(r[i])] = i - 1; label[i - 1] = r[i] }
-        }
-        $1 == v { printf "%d %s %s %s\n", x[$2], label[x[$2]], $7, $8 }' "$medians"
-    printf '\n\n'
-done > "$plot_data"
 if ! have gnuplot; then
     say "gnuplot is not installed, so no latency.svg (sudo apt-get install gnuplot-nox)"
     exit 0

@@ -3,21 +3,24 @@
 # with hyperfine, and the output check. Sourced, not run. Functions return results on stdout.
 #
 # Environment (all optional):
-#   BINS         space-separated binaries to measure (default: every one in harness/variants)
-#   BIN_DIR      binaries already built (e.g. carried to another machine): nothing is built
-#                (default target/measure, built here with `cargo build --profile measure`)
-#   SMALL_LINES  lines in resources/stable_small.log.gz (default 1000000)
-#   BIG_LINES    lines in resources/stable_big.log.gz (default 10000000)
-#   LOG_SEED     the generator's seed (default 1)
-#   RESOURCES    where the data sets live (default resources/; CI points it elsewhere so that its
-#                small sets do not replace a machine's full-size ones)
-#   WORK         scratch space for unpacked data and outputs (default target/harness; a tmpfs
-#                makes reads come from memory)
-#   RUNS         where each run's raw data goes (default results/runs), in a folder
-#                DATE-MACHINE, MACHINE defaulting to "N-cores"; RUN_DIR names the folder itself
-#   REPEAT       timed runs per command after WARMUP untimed ones (defaults 5 and 1)
-#   COMMIT       the commit the binaries were built from, when BIN_DIR holds binaries built
-#                elsewhere (default: this checkout's HEAD)
+#   SIZE      tiny, small or full (default full): every data size, and the default REPEAT, follows
+#             from it (by_size below; each script's header lists what it sizes). tiny is a smoke
+#             run of seconds, small a quick look, full the published figures.
+#   SCRATCH   one folder for everything a run writes: data sets, unpacked copies and the run's
+#             folder (SCRATCH/resources, SCRATCH/work, SCRATCH/runs). Unset, a full-size run keeps
+#             its data sets in resources/, its scratch in target/harness/ and its run in
+#             results/runs/; a tiny or small one keeps all three under target/harness/SIZE/, so
+#             that no size replaces another's data.
+#   RUNS      where the run's folder goes, over SCRATCH's choice
+#   REPEAT    timed runs per command (default 5 at full size, 3 small, 1 tiny)
+#   BINS      space-separated binaries to measure (default: every one in harness/variants)
+#   BIN_DIR   binaries already built (e.g. carried to another machine): nothing is built, and
+#             COMMIT names the commit they were built from (default target/measure, built here
+#             with `cargo build --profile measure`)
+#   MACHINE   the machine's name in run folders (default "N-cores")
+#
+# Each run writes a folder of its own, RUNS/DATE-TIME-COMMIT-MACHINE (RUN_DIR names another, e.g.
+# to make a run's tables again from its raw data): a run never writes into a committed one.
 
 set -euo pipefail
 # A failure inside $(...) fails the assignment that uses it.
@@ -26,20 +29,52 @@ shopt -s inherit_errexit
 HARNESS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(dirname "$HARNESS")
 BIN_DIR=${BIN_DIR:-}
-SMALL_LINES=${SMALL_LINES:-1000000}
-BIG_LINES=${BIG_LINES:-10000000}
-LOG_SEED=${LOG_SEED:-1}
-RESOURCES=${RESOURCES:-$ROOT/resources}
-WORK=${WORK:-$ROOT/target/harness}
+SIZE=${SIZE:-full}
+case $SIZE in
+    tiny | small | full) ;;
+    *)
+        echo "SIZE=$SIZE: tiny, small or full" >&2
+        exit 2
+        ;;
+esac
+
+# by_size TINY SMALL FULL: the value for this run's SIZE.
+by_size() {
+    case $SIZE in
+        tiny) printf '%s\n' "$1" ;;
+        small) printf '%s\n' "$2" ;;
+        full) printf '%s\n' "$3" ;;
+    esac
+}
+
+if [[ -n ${SCRATCH:-} ]]; then
+    SCRATCH=$(mkdir -p "$SCRATCH" && cd "$SCRATCH" && pwd)
+    RESOURCES=$SCRATCH/resources WORK=$SCRATCH/work RUNS=${RUNS:-$SCRATCH/runs}
+elif [[ $SIZE == full ]]; then
+    RESOURCES=$ROOT/resources WORK=$ROOT/target/harness RUNS=${RUNS:-$ROOT/results/runs}
+else
+    RESOURCES=$ROOT/target/harness/$SIZE/resources WORK=$ROOT/target/harness/$SIZE/work
+    RUNS=${RUNS:-$ROOT/target/harness/$SIZE/runs}
+fi
+# The sizes every script shares: the two logs of the original experiment, and the size of each
+# text a throughput figure is taken on. Scripts size the rest with by_size.
+SMALL_LINES=$(by_size 20000 100000 1000000)
+BIG_LINES=$(by_size 20000 1000000 10000000)
+TEXT_BYTES=$(($(by_size 2 32 256) << 20))
+LOG_SEED=1
+REPEAT=${REPEAT:-$(by_size 1 3 5)}
+WARMUP=$(by_size 0 1 1)
 MACHINE=${MACHINE:-$(nproc)-cores}
-RUN_DIR=${RUN_DIR:-${RUNS:-$ROOT/results/runs}/$(date -u +%F)-$MACHINE}
-REPEAT=${REPEAT:-5}
-WARMUP=${WARMUP:-1}
 # shellcheck disable=SC2034 # REPORT and PERL_SPACES are for the scripts that source this
 REPORT=$HARNESS/report.py
-# The machine, compiler and commit each script measured with, apart per script: scripts of one
-# run's folder may run at different commits.
-MACHINE_FILE=$RUN_DIR/$(basename "$0" .sh).machine.txt
+# A run's folder given (scaling.sh's REPORT_ONLY=1 remakes its tables): its machine file.
+[[ -z ${RUN_DIR:-} ]] || MACHINE_FILE=$RUN_DIR/$(basename "$0" .sh).machine.txt
+
+# The commit measured: the binaries' own when built elsewhere, else this checkout's, -dirty when
+# it has changes not committed (as the binaries' --version says).
+commit() {
+    printf '%s\n' "${COMMIT:-$(git -C "$ROOT" describe --always --dirty 2> /dev/null || echo unknown)}"
+}
 
 # A line of The Brothers Karamazov (Constance Garnett's translation, public domain): the input of
 # the original experiment's `yes` pipe.
@@ -79,16 +114,45 @@ q() { printf '%q' "$1"; }
 # Builds the binaries and the harness's tools with the measuring profile (release plus symbols),
 # unless BIN_DIR names binaries built elsewhere; then sets BIN_DIR and makes the run's folder.
 build() {
+    mkdir -p "$WORK"
     if [[ -n $BIN_DIR ]]; then
         [[ -x $BIN_DIR/gen-logs ]] || die "BIN_DIR=$BIN_DIR holds no gen-logs"
     else
         require cargo "https://rustup.rs (curl --proto '=https' -sSf https://sh.rustup.rs | sh)"
         say "building with the measure profile"
+        # cargo shows its progress in a terminal only; the ticker's lines cover its long silent
+        # link-time optimisation in a log.
+        start_ticker "$WORK/build.ticks" 0 "building" "cargo build --profile measure"
         (cd "$ROOT" && cargo build --profile measure --workspace --bins)
+        stop_ticker
         BIN_DIR=$ROOT/target/measure
     fi
-    mkdir -p "$RUN_DIR" "$WORK"
+    RUN_DIR=${RUN_DIR:-$(new_run_dir)}
+    MACHINE_FILE=$RUN_DIR/$(basename "$0" .sh).machine.txt
     describe_machine > "$MACHINE_FILE"
+    say "SIZE=$SIZE, $REPEAT runs a command; this run's folder: ${RUN_DIR#"$ROOT"/}"
+}
+
+# A folder of its own for this run, RUNS/DATE-TIME-COMMIT-MACHINE[-SIZE][-K]: made here, so that
+# two runs in the same minute get two folders and no run writes into another's.
+new_run_dir() {
+    local base dir k=1
+    base=$RUNS/$(date -u +%FT%H%MZ)-$(commit)-$MACHINE
+    [[ $SIZE == full ]] || base+=-$SIZE
+    mkdir -p "$RUNS"
+    dir=$base
+    until mkdir "$dir" 2> /dev/null; do
+        ((++k < 100)) || die "cannot make a run folder beside $base"
+        dir=$base-$k
+    done
+    printf '%s\n' "$dir"
+}
+
+# A report's markdown header: its title, the machine, and the command that made it.
+heading() {
+    # shellcheck disable=SC2016 # the backquotes are markdown
+    printf '# %s\n\nMachine: %s.\nMade by `SIZE=%s REPEAT=%s harness/%s` on %s.\n' "$1" \
+        "$(cat "$MACHINE_FILE")" "$SIZE" "$REPEAT" "$(basename "$0")" "$(date -u '+%F %H:%M UTC')"
 }
 
 # The variants to measure, one a line as in harness/variants ("binary knobs..."), narrowed to
@@ -129,7 +193,9 @@ log_gz() {
     if [[ ! -f $gz || "$(cat "$stamp" 2> /dev/null)" != "$want" ]]; then
         say "generating $(basename "$gz"): $lines lines, seed $LOG_SEED"
         mkdir -p "$RESOURCES"
-        "$BIN_DIR/gen-logs" --lines "$lines" --seed "$LOG_SEED" | gzip -1 -n > "$gz.tmp"
+        # About 134 bytes a line, for the progress shown.
+        "$BIN_DIR/gen-logs" --lines "$lines" --seed "$LOG_SEED" | flow "$(basename "$gz")" $((lines * 134)) |
+            gzip -1 -n > "$gz.tmp"
         mv "$gz.tmp" "$gz"
         printf '%s\n' "$want" > "$stamp"
     fi
@@ -143,55 +209,179 @@ log_plain() {
     gz=$(log_gz "$1")
     if [[ ! -f $plain ]] || ! cmp -s "$gz.params" "$plain.params" || [[ $gz -nt $plain ]]; then
         say "unpacking $(basename "$gz")"
-        zcat "$gz" > "$plain.tmp"
+        zcat "$gz" | flow "$(basename "$plain")" $(($(sed 's/lines=\([0-9]*\).*/\1/' "$gz.params") * 134)) \
+            > "$plain.tmp"
         mv "$plain.tmp" "$plain"
         cp "$gz.params" "$plain.params"
     fi
     printf '%s\n' "$plain"
 }
 
-# karamazov_file LINES: a file of LINES copies of the Karamazov line under WORK, made once.
-karamazov_file() {
-    local file=$WORK/karamazov-$1.txt
+# text_file kara|logs|man [BYTES]: the first whole lines, up to BYTES (default TEXT_BYTES), of
+# the endless Karamazov line, the big log repeated, or this machine's man pages repeated; a file
+# under WORK, made once. Whole lines, since the perl one-liner, unlike the binaries, adds no newline
+# to a cut last line. How it was made goes into the run's data.md.
+text_file() {
+    local name=$1 bytes=${2:-$TEXT_BYTES} source recipe
+    case $name in
+        kara) recipe="\`yes\` of the Karamazov line" ;;
+        logs)
+            source=$(log_plain big)
+            recipe="$(basename "$source") ($BIG_LINES lines, seed $LOG_SEED) repeated"
+            ;;
+        man)
+            source=$(man_pages)
+            recipe="$(cat "$source.recipe"), repeated"
+            ;;
+        *) die "text_file: no text '$name'" ;;
+    esac
+    local file=$WORK/$name-$bytes.txt
     if [[ ! -f $file ]]; then
-        # `yes` ends by SIGPIPE when head has enough, which is its normal end, not a failure.
-        { yes "$KARAMAZOV" || true; } | head -n "$1" > "$file.tmp"
+        say "making $(basename "$file")"
+        {
+            # The feed ends by SIGPIPE when awk has enough, which is its normal end.
+            if [[ $name == kara ]]; then yes "$KARAMAZOV"; else while cat "$source"; do :; done; fi || true
+        } | LC_ALL=C awk -v max="$bytes" '{ n += length($0) + 1; if (n > max) exit; print }' |
+            flow "$(basename "$file")" "$bytes" > "$file.tmp"
+        mv "$file.tmp" "$file"
+    fi
+    note_data "$file" "$recipe, cut at a line end"
+    printf '%s\n' "$file"
+}
+
+# man_pages: every manual page source of this machine, unpacked into one file under WORK, made
+# once (Debian's man-db pages: about 114 MB of short roff lines); without man pages, perl's
+# modules, which a Debian machine has since perl is in its base. FILE.recipe says which.
+man_pages() {
+    local file=$WORK/man-pages.txt sources
+    if [[ ! -f $file ]]; then
+        sources=$(compgen -G '/usr/share/man/man*/*.gz' | LC_ALL=C sort) || true
+        if [[ -n $sources ]]; then
+            say "unpacking this machine's man pages into $(basename "$file")"
+            xargs -d '\n' zcat -f <<< "$sources" > "$file.tmp"
+            printf 'zcat /usr/share/man/man*/*.gz (%s pages, in C order)\n' "$(wc -l <<< "$sources")" \
+                > "$file.recipe"
+        else
+            say "no man pages here: using perl's modules for short lines"
+            sources=$(perl -e 'print join("\n", grep { -d } @INC), "\n"' |
+                xargs -d '\n' -I{} find {} -name '*.pm' | LC_ALL=C sort -u)
+            xargs -d '\n' cat <<< "$sources" > "$file.tmp"
+            printf "cat of perl's modules, %s .pm files of @INC, in C order (no man pages here)\n" \
+                "$(wc -l <<< "$sources")" > "$file.recipe"
+        fi
         mv "$file.tmp" "$file"
     fi
     printf '%s\n' "$file"
 }
 
+# note_data FILE RECIPE: FILE's size and recipe in the run's data.md, once.
+note_data() {
+    local list=$RUN_DIR/data.md lines
+    grep -qsF "\`$(basename "$1")\`" "$list" && return
+    lines=$(wc -l < "$1")
+    # shellcheck disable=SC2016 # the backquotes are markdown
+    printf -- '- `%s`: %s bytes, %s lines (%s bytes a line): %s\n' "$(basename "$1")" \
+        "$(stat -c %s "$1")" "$lines" "$(awk -v b="$(stat -c %s "$1")" -v l="$lines" 'BEGIN { printf "%.1f", l ? b / l : 0 }')" \
+        "$2" >> "$list"
+}
+
 # same_output WHAT CMD...: runs each shell command once, its output through cksum, and stops the
 # script when any differs from the first's. Also the warm-up that reads the input into the cache.
 same_output() {
-    local what=$1 first="" cmd sum
+    local what=$1 first="" cmd sum ticks=$WORK/same-output.ticks
     shift
+    start_ticker "$ticks" 1 "$what: checking" "$@"
     for cmd; do
         say "$what: checking $cmd"
+        echo >> "$ticks"
         sum=$(bash -c "$cmd" | cksum) || die "$what: failed: $cmd"
         first=${first:-$sum}
         [[ $sum == "$first" ]] ||
             die "OUTPUT MISMATCH on $what: '$cmd' wrote ${sum#* } bytes with CRC ${sum%% *}," \
                 "'$1' wrote ${first#* } bytes with CRC ${first%% *}"
     done
+    stop_ticker
+}
+
+# flow WHAT BYTES: a stage of a pipe that passes its input on, showing progress towards about
+# BYTES: pv's bar in a terminal, otherwise (a log) a line every 10 seconds; without pv, nothing.
+flow() {
+    if ! have pv; then
+        cat
+    elif [[ -t 2 ]]; then
+        pv -f -N "$1" -s "$2"
+    else
+        pv -f -n -i 10 -s "$2" 2> >(while read -r percent; do say "$1: $percent %"; done)
+    fi
 }
 
 # time_commands NAME LABEL CMD [LABEL CMD]...: times each shell command CMD with hyperfine (WARMUP,
 # then REPEAT runs, one command after another), naming it LABEL, and keeps hyperfine's JSON as
 # RUN_DIR/NAME.json: every run's wall time and each command's mean user and system time (of all
-# its processes). Prints the JSON's path.
+# its processes). Prints the JSON's path. hyperfine itself is silent (its warnings go to the run's
+# hyperfine.log; the tables mark runs too short to time closely): ticker shows the progress.
 time_commands() {
-    local json=$RUN_DIR/$1.json args=()
+    local name=$1 json=$RUN_DIR/$1.json args=() labels=() ticks=$WORK/$1.ticks
     shift
     require hyperfine "sudo apt-get install hyperfine"
     while (($#)); do
         args+=(--command-name "$1" "$2")
+        labels+=("$1")
         shift 2
     done
-    say "timing $(basename "$json" .json): $((${#args[@]} / 3)) commands, $REPEAT runs each"
-    hyperfine --shell bash --style basic --warmup "$WARMUP" --runs "$REPEAT" \
-        --export-json "$json" "${args[@]}" >&2 || die "hyperfine failed on $json"
+    say "timing $name: ${#labels[@]} commands, $WARMUP warm-up and $REPEAT runs each"
+    start_ticker "$ticks" $((WARMUP + REPEAT)) "$name" "${labels[@]}"
+    # --prepare runs before every run, warm-ups included: a line in $ticks counts one started.
+    hyperfine --style none --shell bash --warmup "$WARMUP" --runs "$REPEAT" \
+        --prepare "echo >> $(q "$ticks")" --export-json "$json" "${args[@]}" \
+        >> "$RUN_DIR/hyperfine.log" 2>&1 ||
+        die "hyperfine failed on $name: $(tail -n 3 "$RUN_DIR/hyperfine.log")"
+    stop_ticker
     printf '%s\n' "$json"
+}
+
+# start_ticker TICKS RUNS-EACH WHAT LABEL...: ticker in the background, emptying TICKS first, until
+# stop_ticker or the script's end.
+start_ticker() {
+    : > "$1"
+    ticker "$@" > /dev/null &
+    TICKER=$!
+    trap stop_ticker EXIT
+}
+stop_ticker() {
+    [[ -n ${TICKER:-} ]] || return 0
+    kill "$TICKER" 2> /dev/null || true
+    wait "$TICKER" 2> /dev/null || true
+    TICKER=
+    if [[ -t 2 ]]; then printf '\r\033[K' >&2; fi
+}
+
+# ticker TICKS RUNS-EACH WHAT LABEL...: until killed, which run of which command has started (a
+# line in TICKS per run, RUNS-EACH runs a LABEL in order; RUNS-EACH 0: one LABEL, its time only):
+# in a terminal a line redrawn every second, otherwise (a log) a line every 10 seconds.
+ticker() {
+    local ticks=$1 each=$2 what=$3 seconds said=0 started label line
+    shift 3
+    local total=$((each * $#))
+    # Seconds by the clock, not by sleeps, which a loaded machine stretches.
+    SECONDS=0
+    while sleep 1; do
+        seconds=$SECONDS
+        if ((each == 0)); then
+            line="$what ($1), $seconds s"
+        else
+            started=$(wc -l < "$ticks")
+            ((started > 0)) || continue
+            label=${*:$(((started - 1) / each + 1)):1}
+            line="$what: run $started of $total ($label), $seconds s"
+        fi
+        if [[ -t 2 ]]; then
+            printf '\r\033[K%s: %s' "$(basename "$0")" "$line" >&2
+        elif ((seconds - said >= 9)); then
+            said=$seconds
+            say "$line"
+        fi
+    done
 }
 
 # plot_against SERIES REFS OUT TITLE XLABEL LOGBASE: harness/plots/against.gnuplot drawn into OUT
@@ -215,5 +405,5 @@ describe_machine() {
     printf '%s, %s cores, %s memory, %s, pipe-max-size %s, %s; commit %s\n' \
         "${cpu:-unknown CPU}" "$(nproc)" "$memory" "$(uname -sr)" \
         "$(cat /proc/sys/fs/pipe-max-size)" "$rust" \
-        "${COMMIT:-$(git -C "$ROOT" rev-parse --short HEAD 2> /dev/null || echo unknown)}"
+        "$(commit)"
 }

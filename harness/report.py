@@ -3,13 +3,18 @@
 cachegrind's output files). Python's standard library only. Markdown goes to stdout.
 
     report.py table --bytes B [--reference NAME] RUN.json
-    report.py medians ROUND.json...            (name, median wall, user, system, tab-separated)
+    report.py pv [--reference NAME | --original] PV.tsv  (pv's rates, median of the rounds)
+    report.py targets [--peak KIB MIB] --rounds TEXT ROUND.json... [--rounds TEXT ROUND.json...]
+    report.py latency --rates RATES PROBE.tsv PLOT-DAT
+    report.py ping-pong PROBE.tsv  (latency-probe --ping-pong's runs, against std-baseline)
     report.py sweep --bytes B --knob K [--divisor D] --references REF.json RUN.json SERIES-DAT REFS-DAT
     report.py scaling --bytes B --stats DIR --references REF.json SERIES.json... SERIES-DAT REFS-DAT
     report.py cachegrind --lines N LABEL EMPTY-OUT OUT [LABEL EMPTY-OUT OUT]...
+    report.py linelength RUN-DIR  (harness/linelength.sh's tables and plot data)
 """
 
 import argparse
+import glob
 import gzip
 import json
 import re
@@ -26,7 +31,9 @@ def results(path):
 
 
 def median_wall(result):
-    return statistics.median(result["times"])
+    """The median wall time; at least a microsecond, since hyperfine, taking the shell's start-up
+    off, can report 0 s for a run of a few milliseconds (too_short's note then says so)."""
+    return max(statistics.median(result["times"]), 1e-6)
 
 
 def cpu_seconds(result):
@@ -45,6 +52,17 @@ def header(names, right_from):
     return row(names) + "\n" + row(rules)
 
 
+# hyperfine subtracts the shell's start-up, which it can measure only to about this close.
+SHORTEST = 0.005
+
+
+def too_short(walls):
+    """A line under a table when some run took less than hyperfine can time closely."""
+    if min(walls) < SHORTEST:
+        print(f"\nSome runs took under {SHORTEST * 1000:.0f} ms, too short for hyperfine to time closely "
+              "(it warns of them in the run's hyperfine.log): a bigger SIZE gives figures to compare.")
+
+
 def table(args):
     runs = results(args.json)
     reference = next((r for r in runs if r["command"] == args.reference), None)
@@ -56,17 +74,164 @@ def table(args):
         print(row([f"`{r['command']}`", f"{wall:.3f}", f"{min(r['times']):.3f}-{max(r['times']):.3f}",
                    f"{args.bytes / wall / MIB:.0f}", ratio, f"{r['user']:.3f}", f"{r['system']:.3f}",
                    f"{cpu_seconds(r) / (args.bytes / GIB):.2f}"]))
+    too_short([t for r in runs for t in r["times"]])
 
 
-def medians(args):
-    """Per-round files (one run of each command a file) merged: the median of each figure."""
+PV_UNITS = {"": 1, "Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40}
+
+
+def pv_bytes(rate):
+    """pv's rate ("811MiB/s", "8.55GiB/s") in bytes a second."""
+    m = re.fullmatch(r"([0-9.]+) ?([KMGT]i)?B/s", rate.strip())
+    if not m:
+        sys.exit(f"not a pv rate: {rate!r}")
+    return float(m.group(1)) * PV_UNITS[m.group(2) or ""]
+
+
+def pv_form(bytes_per_second):
+    """A rate as pv writes it: three figures, a binary unit, "[ 811MiB/s]"."""
+    unit = max((u for u, size in PV_UNITS.items() if bytes_per_second >= size), key=PV_UNITS.get, default="")
+    value = bytes_per_second / PV_UNITS[unit]
+    figures = f"{value:4.0f}" if value >= 100 else f"{value:.1f}" if value >= 10 else f"{value:.2f}"
+    return f"[{figures}{unit}B/s]"
+
+
+def pv(args):
+    """Each command's median rate over the rounds, against the reference's, as a table or in the
+    original experiment's form."""
+    rates = {}
+    with open(args.tsv) as f:
+        next(f)
+        for line in f:
+            command, _, rate = line.rstrip("\n").split("\t")
+            rates.setdefault(command, []).append(pv_bytes(rate))
+    medians = {command: statistics.median(runs) for command, runs in rates.items()}
+    top = medians[args.reference]
+    if args.original:
+        for command, rate in medians.items():
+            print(f"{command}: {pv_form(rate)}  {rate / top:.2f} of {args.reference}")
+        return
+    print(header(["command", "pv's rate", "MiB/s in", f"of `{args.reference}`", "runs MiB/s"], 1))
+    for command, rate in medians.items():
+        runs = rates[command]
+        print(row([f"`{command}`", pv_form(rate), f"{rate / MIB:.0f}", f"{rate / top:.2f}",
+                   f"{min(runs) / MIB:.0f}-{max(runs) / MIB:.0f}"]))
+
+
+# The performance targets: on which texts, what, the commands whose medians are compared (labels
+# of targets.sh's commands), of which figure, and the bound. "cpu" is user + system time.
+TARGETS = [
+    (("kara", "logs"), "`cat | batched | cat` / `cat | cat | cat` time", "batched-chain", "cat-chain",
+     "wall", "<=", 1.15),
+    (("kara", "logs"), "perl / `batched F` time", "perl", "batched", "wall", ">=", 10),
+    (("kara", "logs"), "`batched F` / `dd bs=1M` time", "batched", "dd", "wall", "<=", 1.0),
+    (("kara", "logs"), "perl / `std-baseline F` time", "perl", "std-baseline", "wall", ">=", 4),
+    (("man",), "`batched F` / `dd bs=1M` time", "batched", "dd", "wall", "<=", 1.5),
+    (("man",), "`batched F` CPU / `cat F`'s", "batched", "cat", "cpu", "<=", 3),
+    # The output is 11-12 bytes a line longer, about half again the input on short lines: the
+    # fair chain moves as many bytes as batched's pipe does.
+    (("man",), "`cat F | batched | cat` / `cat G | cat | cat`, G the output", "batched-chain",
+     "output-chain", "wall", "<=", 1.05),
+]
+PEAK_MIB = 32
+
+
+def round_medians(paths):
+    """Per-round files (one run of each command a file) merged: each command's median wall, user
+    and system seconds over the rounds, and its CPU (user + system) median."""
     figures = {}
-    for path in args.json:
+    for path in paths:
         for r in results(path):
             figures.setdefault(r["command"], []).append((r["times"][0], r["user"], r["system"]))
+    medians = {}
     for name, rounds in figures.items():
         wall, user, system = (statistics.median(column) for column in zip(*rounds))
-        print(f"{name}\t{wall:.4f}\t{user:.4f}\t{system:.4f}")
+        medians[name] = {"wall": wall, "user": user, "system": system,
+                         "cpu": statistics.median(u + s for _, u, s in rounds)}
+    return medians
+
+
+def targets(args):
+    """Each target met or not, from medians over interleaved rounds; then every command's medians."""
+    texts = {text: round_medians(paths) for text, *paths in args.rounds}
+    print(header(["text", "measure", "target", "figure", "medians", ""], 3))
+    for text, medians in texts.items():
+        for on, what, a, b, figure, comparison, bound in TARGETS:
+            if text not in on:
+                continue
+            ratio = medians[a][figure] / max(medians[b][figure], 1e-6)
+            met = ratio <= bound if comparison == "<=" else ratio >= bound
+            sign = "≤" if comparison == "<=" else "≥"
+            print(row([text, what, f"{sign} {bound}", f"{ratio:.2f}",
+                       f"{medians[a][figure]:.3f} s / {medians[b][figure]:.3f} s {figure}",
+                       "met" if met else "not met"]))
+    if args.peak:
+        kib, stream_mib = args.peak
+        mib = int(kib) / 1024
+        print(row(["kara", f"`batched` peak RSS streaming {stream_mib} MiB, defaults", f"≤ {PEAK_MIB} MiB",
+                   f"{mib:.1f} MiB", "", "met" if mib <= PEAK_MIB else "not met"]))
+    print()
+    print(header(["text", "command", "wall s", "user s", "system s"], 2))
+    for text, medians in texts.items():
+        for name, m in medians.items():
+            print(row([text, name, f"{m['wall']:.4f}", f"{m['user']:.4f}", f"{m['system']:.4f}"]))
+    too_short([m["wall"] for medians in texts.values() for m in medians.values()])
+
+
+def latency_medians(tsv):
+    """latency-probe's runs: per (label, offered rate), in the order measured, the median of each
+    figure over the rounds."""
+    cells = {}
+    with open(tsv) as f:
+        columns = next(f).rstrip("\n").split("\t")
+        for line in f:
+            values = dict(zip(columns, line.rstrip("\n").split("\t")))
+            cells.setdefault((values["label"], values["offered"]), []).append(values)
+    figures = ["lines", "achieved", "min_us", "p50_us", "p99_us", "p999_us", "max_us"]
+    return {key: {name: statistics.median(float(run[name]) for run in runs) for name in figures}
+            for key, runs in cells.items()}
+
+
+def latency(args):
+    """The offered-rate table, and the plot's data (harness/plots/latency.gnuplot): a block per
+    label, its label first, then "position rate p50 p99" a rate, the rates evenly spaced in the
+    order given."""
+    medians = latency_medians(args.tsv)
+    print(header(["binary", "offered lines/s", "lines", "achieved lines/s", "min µs", "p50 µs", "p99 µs",
+                  "p99.9 µs", "max µs"], 1))
+    for (label, offered), m in medians.items():
+        print(row([label, offered, f"{m['lines']:.0f}", f"{m['achieved']:.0f}"]
+                  + [f"{m[name]:.1f}" for name in ("min_us", "p50_us", "p99_us", "p999_us", "max_us")]))
+    rates = args.rates.split()
+
+    def offered(rate):
+        """The probe writes 1k as 1000, and max as it is."""
+        if rate == "max":
+            return rate
+        scale = {"k": 1000, "K": 1000, "M": 1000000}.get(rate[-1], 1)
+        return str(int(float(rate.rstrip("kKM")) * scale))
+
+    with open(args.plot_dat, "w") as data:
+        for label in dict.fromkeys(label for label, _ in medians):
+            data.write(f'"{label}"\n')
+            for position, rate in enumerate(rates):
+                m = medians.get((label, offered(rate)))
+                if m:
+                    data.write(f"{position} {rate} {m['p50_us']} {m['p99_us']}\n")
+            data.write("\n\n")
+
+
+def ping_pong(args):
+    """The ping-pong table: each row's medians, and its p50 over std-baseline's at the same rate,
+    both medians of the same rounds."""
+    medians = latency_medians(args.tsv)
+    base = {rate: m["p50_us"] for (label, rate), m in medians.items() if label == "std-baseline"}
+    print(header(["binary", "rate lines/s", "lines", "min µs", "p50 µs", "p99 µs", "max µs",
+                  "p50 / std-baseline"], 1))
+    for (label, rate), m in medians.items():
+        ratio = f"{m['p50_us'] / base[rate]:.2f}" if base.get(rate, 0) > 0 else "-"
+        print(row([label, rate, f"{m['lines']:.0f}"]
+                  + [f"{m[name]:.1f}" for name in ("min_us", "p50_us", "p99_us", "max_us")] + [ratio]))
 
 
 def knob_value(command, knob):
@@ -93,12 +258,12 @@ def sweep(args):
     write_blocks(args.refs_dat, reference_blocks(refs, args.bytes, points[0][0], points[-1][0]))
 
 
-def write_blocks(path, blocks):
+def write_blocks(path, blocks, y_format=".1f"):
     """Plot data for harness/plots/against.gnuplot: per (title, points) a block, the title in
     quotes on its first line, "x y" lines, two blank lines after."""
     with open(path, "w") as data:
         for title, points in blocks:
-            data.write(f'"{title}"\n' + "".join(f"{x} {y:.1f}\n" for x, y in points) + "\n\n")
+            data.write(f'"{title}"\n' + "".join(f"{x} {y:{y_format}}\n" for x, y in points) + "\n\n")
 
 
 def reference_blocks(refs, bytes_, low, high):
@@ -184,6 +349,140 @@ def cachegrind(args):
                    f"{per('ILmr', 'DLmr', 'DLmw'):.4f}", f"{per('DLmr', 'DLmw'):.4f}", f"{empty['Ir']:,}"]))
 
 
+def ratio(a, b):
+    """a / b to two places, or "-" where b is not positive: hyperfine takes the shell's start-up
+    off each time, which leaves a command of a millisecond or less (dd on a small file) at 0."""
+    return f"{a / b:.2f}" if b > 0 else "-"
+
+
+def fit_fixed_and_per_byte(points):
+    """Instructions a line = fixed + per_byte × bytes a line, fitted over (bytes a line,
+    instructions a line) points by least squares on the relative error, so that short lines
+    weigh as much as long ones. Returns fixed, per_byte and the largest relative misfit, or None
+    where a count is not positive (cat, whose work is in the kernel)."""
+    if len(points) < 2 or any(y <= 0 for _, y in points):
+        return None
+    w = [1 / y ** 2 for _, y in points]
+    s, sx, sy = sum(w), sum(wi * x for wi, (x, _) in zip(w, points)), sum(wi * y for wi, (_, y) in zip(w, points))
+    sxx = sum(wi * x * x for wi, (x, _) in zip(w, points))
+    sxy = sum(wi * x * y for wi, (x, y) in zip(w, points))
+    per_byte = (s * sxy - sx * sy) / (s * sxx - sx * sx)
+    fixed = (sy - per_byte * sx) / s
+    misfit = max(abs(fixed + per_byte * x - y) / y for x, y in points)
+    return fixed, per_byte, misfit
+
+
+def linelength(args):
+    """harness/linelength.sh's tables, one column a mean line length, and the plot's data."""
+    run = args.run_dir.rstrip("/")
+    with open(f"{run}/linelength.labels") as f:
+        labels = f.read().splitlines()
+    fields = ["length", "cg_bytes", "cg_lines", "q_bytes", "q_lines", "bytes", "lines", "out_bytes"]
+    with open(f"{run}/linelength.inputs") as f:
+        inputs = [dict(zip(fields, map(int, line.split()))) for line in f if line.strip()]
+    with open(f"{run}/linelength.about") as f:
+        about = f.read().strip()
+    lengths = [i["length"] for i in inputs]
+    counts, timed = {}, {}
+    for label in labels:
+        stem = label.replace(" ", "_")
+        counts[label, "empty"] = cachegrind_counts(f"{run}/linelength-cg-empty-{stem}.out.gz")
+        for n in lengths:
+            for part in ("full", "quarter"):
+                counts[label, n, part] = cachegrind_counts(f"{run}/linelength-cg-{n}-{part}-{stem}.out.gz")
+    for n in lengths:
+        timed[n] = round_medians(sorted(glob.glob(f"{run}/linelength-{n}-round*.json")))
+
+    def whole(label, i, event):
+        """EVENT a line of the whole process, less the same command on empty input."""
+        return (counts[label, i["length"], "full"][event] - counts[label, "empty"][event]) / i["cg_lines"]
+
+    def running(label, i, per, *events):
+        """EVENTS a line (per "lines") or a byte (per "bytes") between the quarter and the full sample."""
+        full, quarter = counts[label, i["length"], "full"], counts[label, i["length"], "quarter"]
+        return sum(full[e] - quarter[e] for e in events) / (i[f"cg_{per}"] - i[f"q_{per}"])
+
+    def table(title, rows, note=""):
+        print(f"\n## {title}\n")
+        if note:
+            print(note + "\n")
+        print(header(["command"] + [f"{n} B" for n in lengths], 1))
+        for name, cells in rows:
+            print(row([f"`{name}`"] + cells))
+
+    print("# Along line length\n")
+    print(about + "\n")
+    print("Columns are the mean line length asked of gen-text, in bytes, newline included. Under")
+    print("cachegrind, *whole process* counts are the full sample's less the same command's on empty input")
+    print("(as the issues quote them); *running* counts are the full sample's less its first quarter's, over")
+    print("the lines or bytes between: what a line costs once the program runs, without what the first")
+    print("input costs once (buffers allocated and first touched), which a sample of few lines inflates.")
+    table("The inputs", [
+        ("bytes a line, timed file", [f"{i['bytes'] / i['lines']:.1f}" for i in inputs]),
+        ("bytes a line, cachegrind sample", [f"{i['cg_bytes'] / i['cg_lines']:.1f}" for i in inputs]),
+        ("output / input bytes", [f"{i['out_bytes'] / i['bytes']:.2f}" for i in inputs]),
+        ("header bytes a line", [f"{(i['out_bytes'] - i['bytes']) / i['lines']:.2f}" for i in inputs]),
+    ])
+    table("Instructions a line, whole process",
+          [(label, [f"{whole(label, i, 'Ir'):.1f}" for i in inputs]) for label in labels])
+    table("Instructions a line, running",
+          [(label, [f"{running(label, i, 'lines', 'Ir'):.1f}" for i in inputs]) for label in labels])
+    table("D1 misses a line, running (reads and writes)",
+          [(label, [f"{running(label, i, 'lines', 'D1mr', 'D1mw'):.3f}" for i in inputs]) for label in labels])
+    per_byte = [(label, [running(label, i, "bytes", "Ir") for i in inputs]) for label in labels]
+    table("Instructions a byte of input, running", [(label, [f"{v:.3f}" for v in cells]) for label, cells in per_byte])
+
+    def cpu_per_gib(name, i):
+        return timed[i["length"]][name]["cpu"] / (i["bytes"] / GIB)
+
+    alone = ["dd"] + [f"alone: {label}" for label in labels]
+    table("CPU s/GiB, alone: user + system of `X F > /dev/null` a GiB of input (median of the rounds)",
+          [(n, [f"{cpu_per_gib(n, i):.3f}" for i in inputs]) for n in alone])
+    table("CPU / cat's CPU, alone",
+          [(n, [ratio(cpu_per_gib(n, i), cpu_per_gib('alone: cat', i)) for i in inputs]) for n in alone])
+    wall = lambda name, i: timed[i["length"]][name]["wall"]  # noqa: E731
+    table("Time alone / `dd if=F bs=1M of=/dev/null` (median wall of the rounds)",
+          [(n, [ratio(wall(n, i), wall('dd', i)) for i in inputs]) for n in alone])
+    pipe = ["cat chain over the output"] + [f"pipe: {label}" for label in labels]
+    table("Time in a pipe, `cat F | X | cat`, / a cat chain over a file of the output's size",
+          [(n, [ratio(wall(n, i), wall('cat chain over the output', i)) for i in inputs]) for n in pipe],
+          "`pipe: cat` is the cat chain over the input: below 1 by what the headers add to the bytes moved.")
+
+    print("\n## Where per-line overhead stops dominating\n")
+    print("Running instructions a line fitted as *fixed + per byte × bytes a line* over the lengths (least squares")
+    print("on the relative error; misfit: the largest relative gap between fit and count). Per-line")
+    print("overhead dominates below the crossover, fixed / per byte: there a line's fixed cost is its bytes'")
+    print("cost, and instructions a byte are twice the long-line asymptote (per byte). Per-line share: of the")
+    print("instructions at that length, the fixed cost's share. CPU ≤ 2× cat: the first length at which")
+    print("`X F`'s CPU s/GiB is at most twice cat's.\n")
+    share_at = [n for n in (8, 25, 134) if n in lengths]
+    print(header(["command", "fixed / line", "per byte", "crossover, bytes a line"] +
+                 [f"per-line share at {n} B" for n in share_at] + ["misfit", "CPU ≤ 2× cat from"], 1))
+    points = {}
+    for label in labels:
+        xy = [((i["cg_bytes"] - i["q_bytes"]) / (i["cg_lines"] - i["q_lines"]), running(label, i, "lines", "Ir"))
+              for i in inputs]
+        points[label] = xy
+        fit = fit_fixed_and_per_byte(xy)
+        cheap = next((f"{i['length']} B" for i in inputs
+                      if cpu_per_gib(f"alone: {label}", i) <= 2 * cpu_per_gib("alone: cat", i)), f"> {lengths[-1]} B")
+        if fit is None:
+            print(row([f"`{label}`", "-", "-", "-"] + ["-"] * len(share_at) + ["-", cheap]))
+            continue
+        fixed, per, misfit = fit
+        print(row([f"`{label}`", f"{fixed:.1f}", f"{per:.3f}", f"{fixed / per:.0f}" if per > 0 else "-"] +
+                  [f"{fixed / (fixed + per * n):.0%}" for n in share_at] + [f"{misfit:.0%}", cheap]))
+    # The plot's data: instructions a byte against bytes a line, a block a command. A count under
+    # the plot's floor (cat's, about 0: its work is in the kernel) is drawn on the floor, and its
+    # title says so. harness/plots/linelength.gnuplot starts its axis there.
+    floor = 0.1
+    blocks = []
+    for label, cells in per_byte:
+        title = label if min(cells) > floor else f"{label} (under {floor}: drawn on the axis)"
+        blocks.append((title, [(round(x, 1), max(v, floor)) for (x, _), v in zip(points[label], cells)]))
+    write_blocks(f"{run}/linelength-instructions.dat", blocks, ".4g")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="what", required=True)
@@ -191,8 +490,17 @@ def main():
     p.add_argument("--bytes", type=int, required=True)
     p.add_argument("--reference", default="cat")
     p.add_argument("json")
-    p = commands.add_parser("medians")
-    p.add_argument("json", nargs="+")
+    p = commands.add_parser("pv")
+    p.add_argument("--reference", default="yes abcdefg | pv")
+    p.add_argument("--original", action="store_true", help="one line a command, as the original printed")
+    p.add_argument("tsv")
+    p = commands.add_parser("targets")
+    p.add_argument("--rounds", nargs="+", action="append", required=True, metavar=("TEXT", "ROUND.json"))
+    p.add_argument("--peak", nargs=2, metavar=("KIB", "STREAM_MIB"), help="batched's peak RSS streaming")
+    p = commands.add_parser("latency")
+    p.add_argument("--rates", required=True, help="the offered rates as given to latency.sh")
+    p.add_argument("tsv")
+    p.add_argument("plot_dat")
     p = commands.add_parser("sweep")
     p.add_argument("--bytes", type=int, required=True)
     p.add_argument("--knob", required=True)
@@ -211,8 +519,13 @@ def main():
     p = commands.add_parser("cachegrind")
     p.add_argument("--lines", type=int, required=True)
     p.add_argument("out", nargs="+")
+    p = commands.add_parser("ping-pong")
+    p.add_argument("tsv")
+    p = commands.add_parser("linelength")
+    p.add_argument("run_dir")
     args = parser.parse_args()
-    {"table": table, "medians": medians, "sweep": sweep, "scaling": scaling, "cachegrind": cachegrind}[args.what](args)
+    {"table": table, "pv": pv, "targets": targets, "latency": latency, "sweep": sweep, "scaling": scaling, "cachegrind": cachegrind,
+     "ping-pong": ping_pong, "linelength": linelength}[args.what](args)
 
 
 if __name__ == "__main__":

@@ -15,9 +15,9 @@
 #
 # Environment (all optional; more in harness/lib.sh):
 #   THREADS     the Ns (default 1, 2, 4, ... doubling, and the number of cores)
-#   DATA        the data sets (default "logs kara")
-#   KARA_LINES  lines of the Karamazov file (default 4000000, 1.1 GB as the big log's 1.3 GB)
-# Example, a quick smoke run: BIG_LINES=20000 KARA_LINES=20000 REPEAT=1 ./harness/scaling.sh
+#   DATA        the data sets (default "logs kara": the big log, and the Karamazov line repeated
+#               to as many bytes)
+# Sizes follow SIZE (harness/lib.sh). A smoke run: SIZE=tiny SCRATCH=target/smoke harness/scaling.sh
 
 # shellcheck source=harness/lib.sh
 source "$(dirname "$0")/lib.sh"
@@ -30,7 +30,6 @@ default_threads() {
 }
 THREADS=${THREADS:-$(default_threads)}
 DATA=${DATA:-logs kara}
-KARA_LINES=${KARA_LINES:-4000000}
 require parallel "sudo apt-get install parallel"
 
 # report DATA: the table and the plot of one data set, from the raw data in the run's folder.
@@ -42,10 +41,8 @@ report() {
     done
     local table=$RUN_DIR/scaling-$data.md
     {
-        echo "# Scaling on $data ($bytes bytes)"
-        echo
-        echo "Machine: $(cat "$MACHINE_FILE")."
-        echo "Made by \`harness/scaling.sh\`: hyperfine, $warmup warm-up and $repeat runs a command, medians;"
+        heading "Scaling on $data ($bytes bytes)"
+        echo "hyperfine, $warmup warm-up and $repeat runs a command, medians;"
         echo "F is the data file, every output checked identical first. null: \`batched F > /dev/null\`;"
         echo "file: \`batched F > out\`; pipe: \`cat F | batched | cat\`; parallel: GNU parallel"
         echo "\`--pipepart --block -1 -jN -k\` running the perl one-liner. Speed-up is over the same"
@@ -96,7 +93,7 @@ series() {
 for data in $DATA; do
     case $data in
         logs) file=$(log_plain big) ;;
-        kara) file=$(karamazov_file "$KARA_LINES") ;;
+        kara) file=$(text_file kara "$(stat -c %s "$(log_plain big)")") ;;
         *) die "no data set '$data' (logs or kara)" ;;
     esac
     f=$(q "$file")

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Where does the time go? For each variant of harness/variants: `perf stat` of the original
-# experiment's stress pipe, `zcat resources/stable_SIZE.log.gz | BINARY > /dev/null`, and with
+# experiment's stress pipe, `zcat resources/stable_SIZE.log.gz | BINARY > /dev/null`, after
+# `zcat resources/stable_SIZE.log.gz > /dev/null` alone (the pipe's floor: zcat may be its limit,
+# and then the binaries' times come out alike), and with
 # --flamegraph a `perf record` of the binary in the same pipe drawn as a flamegraph (the measure
 # profile keeps the symbols). Reports go to stdout and to stress-LABEL.txt in the run's folder,
-# flamegraphs to flamegraph-LABEL.svg there; perf's recordings stay in target/perf/ for
+# flamegraphs to flamegraph-LABEL.svg there; perf's recordings stay in the scratch folder (perf/) for
 # `perf report -i`. The root's stress.sh and stress_one.sh call this.
 #
 # Needs perf, and inferno for flamegraphs:
@@ -28,7 +30,6 @@ while (($#)); do
     esac
 done
 PERF_FREQ=${PERF_FREQ:-999}
-PERF_DIR=$ROOT/target/perf
 
 require perf "sudo apt-get install linux-perf (Debian) or linux-tools-\$(uname -r) (Ubuntu)"
 perf stat -e task-clock true > /dev/null 2>&1 ||
@@ -47,15 +48,24 @@ if [[ $(perf stat -x, -e cycles,instructions true 2>&1 > /dev/null) == *'<not'* 
 fi
 
 build
+PERF_DIR=$WORK/perf
 mkdir -p "$PERF_DIR"
 gz=$(log_gz "$data")
+ticks=$WORK/stress.ticks
+# perf_stat LABEL PIPE: `perf stat` of the shell command PIPE, REPEAT times, into stress-LABEL.txt.
+perf_stat() {
+    say "perf stat: $2 (runs: $repeat)"
+    start_ticker "$ticks" 0 "perf stat, $repeat runs" "$1"
+    perf stat --repeat="$repeat" "${events[@]}" -o "$RUN_DIR/stress-$1.txt" -- bash -c "$2"
+    stop_ticker
+    cat "$RUN_DIR/stress-$1.txt"
+}
+# zcat alone first: the original's pipe can go no faster than zcat, which may be its limit.
+perf_stat zcat "zcat $(q "$gz") > /dev/null"
 while read -r variant; do
     label=${variant// /_}
     cmd=$(command_of "$variant")
-    say "perf stat: zcat $(basename "$gz") | $variant (runs: $repeat)"
-    perf stat --repeat="$repeat" "${events[@]}" -o "$RUN_DIR/stress-$label.txt" -- \
-        bash -c "zcat $(q "$gz") | $cmd > /dev/null"
-    cat "$RUN_DIR/stress-$label.txt"
+    perf_stat "$label" "zcat $(q "$gz") | $cmd > /dev/null"
     [[ $flamegraph == yes ]] || continue
 
     say "perf record: zcat $(basename "$gz") | $variant"

@@ -11,20 +11,17 @@
 #
 # Environment (all optional; more in harness/lib.sh):
 #   SWEEPS       which sweeps to run (default "pipeline-batch batched-chunk-size")
-#   BATCHES      pipeline --batch values (default "1 2 5 10 20 50 100 200 500 1000 2000 5000 10000")
-#   CHUNK_SIZES  batched --chunk-size values in bytes (default 4 KiB to 4 MiB, powers of 2)
-#   SWEEP_LOG    the data set, small or big (default big: at 1 to 2 GiB/s the small one takes
-#                well under a second a run, too short to time steadily)
-# Example, a quick smoke run: SWEEP_LOG=small SMALL_LINES=20000 REPEAT=1 BATCHES="1 100" \
-#   CHUNK_SIZES=65536 ./harness/sweep.sh
+# Sizes follow SIZE (harness/lib.sh): at full size the big log, --batch 1 to 10000 and
+# --chunk-size 4 KiB to 4 MiB; smaller sizes sweep fewer values.
 
 # shellcheck source=harness/lib.sh
 source "$(dirname "$0")/lib.sh"
 
 SWEEPS=${SWEEPS:-pipeline-batch batched-chunk-size}
-BATCHES=${BATCHES:-1 2 5 10 20 50 100 200 500 1000 2000 5000 10000}
-CHUNK_SIZES=${CHUNK_SIZES:-$(for ((s = 4096; s <= 4194304; s *= 2)); do printf '%s ' "$s"; done)}
-SWEEP_LOG=${SWEEP_LOG:-big}
+BATCHES=$(by_size "1 100" "1 10 100 1000 10000" "1 2 5 10 20 50 100 200 500 1000 2000 5000 10000")
+CHUNK_SIZES=$(by_size "4096 65536" "4096 65536 262144 4194304" \
+    "$(for ((s = 4096; s <= 4194304; s *= 2)); do printf '%s ' "$s"; done)")
+SWEEP_LOG=big
 
 build
 log=$(log_plain "$SWEEP_LOG")
@@ -54,10 +51,8 @@ sweep() {
         "cat F | std-baseline" "cat $l | $(command_of "$(variant_of std-baseline)")")
     json=$(time_commands "sweep-$name" "${commands[@]}")
     {
-        echo "# $bin: throughput against $option"
-        echo
-        echo "Machine: $(cat "$MACHINE_FILE")."
-        echo "Made by \`harness/sweep.sh\`: each row is \`cat F | $variant $option VALUE\` over"
+        heading "$bin: throughput against $option"
+        echo "Each row is \`cat F | $variant $option VALUE\` over"
         echo "stable_$SWEEP_LOG.log ($bytes bytes), hyperfine, $WARMUP warm-up and $REPEAT runs, medians;"
         echo "every output checked identical. MiB/s counts input bytes; CPU is all the pipe's processes."
         echo

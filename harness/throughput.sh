@@ -1,65 +1,115 @@
 #!/usr/bin/env bash
 # The main job: how fast does each binary move lines, and at what CPU cost? Every variant of
-# harness/variants and the perl one-liner, on the original experiment's input (the Karamazov line,
-# YES_LINES times) and on the big log, two ways:
+# harness/variants and the perl one-liner, three texts of TEXT_BYTES each (256 MiB at full size):
+# the original experiment's input (the Karamazov line, 226 bytes), the big log (134 bytes a line)
+# and this machine's man page sources (short lines, about 26 bytes). First the original's own
+# measure, on the Karamazov text:
+#   through pv, `pv F | X > /dev/null`, beside `yes abcdefg | pv` (the original's "theoretical
+#     maximum") and `pv F > /dev/null`, printed in the original's form (`std-baseline: [ 811MiB/s]`)
+#     with each one's fraction of `yes | pv`; pv counts the input bytes X takes;
+# then, with hyperfine, on each text:
 #   in a pipe, `cat F | X`, beside `cat F | cat`: the reference, not a ceiling, since the binaries
 #     enlarge their pipes to 1 MiB and cat does not, so a binary can beat it;
 #   alone, `X < F > /dev/null`: wall time and the CPU it takes, user + system seconds per GiB of
 #     input, which is what a filter takes from its neighbours in `zcat | X | grep`.
-# Every output is checked identical first. hyperfine's JSON goes to the run's folder
-# (results/runs/DATE-MACHINE/throughput-INPUT-{pipe,alone}.json), the tables to throughput.md
-# there and to stdout.
+# Every output is checked identical first. Into the run's folder: pv.tsv (every pv run), hyperfine's
+# JSON (throughput-TEXT-{pipe,alone}.json), data.md (how each text was made) and the tables,
+# throughput.md, also printed.
 #
-# Needs perl and hyperfine: sudo apt-get install perl hyperfine
-#
-# Environment (all optional; more in harness/lib.sh):
-#   YES_LINES  lines of the Karamazov input (default 1000000)
-#   BIG_LINES  lines of resources/stable_big.log.gz, made when missing (default 10000000)
-# Example, a quick smoke run: YES_LINES=20000 BIG_LINES=20000 REPEAT=1 ./throughput.sh
+# Needs perl, pv and hyperfine: sudo apt-get install perl pv hyperfine
+# Sizes follow SIZE (harness/lib.sh). A smoke run of seconds: SIZE=tiny SCRATCH=target/smoke ./throughput.sh
 
 # shellcheck source=harness/lib.sh
 source "$(dirname "$0")/lib.sh"
 
-YES_LINES=${YES_LINES:-1000000}
 require perl "sudo apt-get install perl"
+require pv "sudo apt-get install pv"
 
 build
 table=$RUN_DIR/throughput.md
-{
-    echo "# Throughput and CPU cost"
-    echo
-    echo "Machine: $(cat "$MACHINE_FILE")."
-    echo "Made by \`throughput.sh\`: hyperfine, $WARMUP warm-up and $REPEAT runs a command; every output"
-    echo "checked identical first. MiB/s counts input bytes. \`cat\` is the reference, not a ceiling:"
-    echo "the binaries ask for 1 MiB pipes, cat keeps the default 64 KiB ones. CPU is user + system"
-    echo "of all the command's processes, hyperfine's mean."
-} > "$table"
+heading "Throughput and CPU cost" > "$table"
+cat >> "$table" << 'EOF'
+Every output checked identical first. F is a text file, read from the page cache. MiB/s counts
+input bytes; the output is larger by its headers (11 or 12 bytes a line). `cat` is the reference,
+not a ceiling: the binaries ask for 1 MiB pipes, cat keeps the default 64 KiB ones. CPU is user +
+system of all the command's processes, hyperfine's mean.
+EOF
 
-for input in kara logs; do
-    case $input in
-        kara) file=$(karamazov_file "$YES_LINES") what="Karamazov line ×$YES_LINES" ;;
-        logs) file=$(log_plain big) what="stable_big.log ($BIG_LINES lines)" ;;
-    esac
-    f=$(q "$file")
-    bytes=$(stat -c %s "$file")
-    labels=(cat perl) commands=(cat "$PERL_SPACES")
-    while read -r variant; do
-        labels+=("$variant") commands+=("$(command_of "$variant")")
-    done < <(variants)
+labels=(cat perl) commands=(cat "$PERL_SPACES")
+while read -r variant; do
+    labels+=("$variant") commands+=("$(command_of "$variant")")
+done < <(variants)
 
-    checks=() pipe=() alone=()
+# check FILE: every command's output on FILE is the same (cat's is its input).
+check() {
+    local checks=() i
     for i in "${!labels[@]}"; do
-        [[ ${labels[$i]} == cat ]] || checks+=("${commands[$i]} < $f")
+        [[ ${labels[$i]} == cat ]] || checks+=("${commands[$i]} < $(q "$1")")
+    done
+    same_output "$(basename "$1")" "${checks[@]}"
+}
+
+# pv_rate CMD: runs the shell command CMD, in which `pv -a -f` is the pv, and prints pv's average
+# rate as pv writes it ("811MiB/s").
+pv_rate() {
+    local rate
+    rate=$(bash -c "$1" 2>&1 > /dev/null | tr '\r' '\n' | sed -n 's/^\[ *\(.*\)\]$/\1/p' | tail -n 1)
+    [[ -n $rate ]] || die "no rate from pv in: $1"
+    printf '%s\n' "$rate"
+}
+
+# The original's measure, in rounds (each command once a round) so that a change in the machine's
+# load hits every command alike.
+kara=$(text_file kara)
+k=$(q "$kara")
+check "$kara"
+# yes moves four times the text's bytes, so that pv's start counts for little in its rate.
+pv_labels=("yes abcdefg | pv" "pv F > /dev/null") pv_commands=(
+    "{ yes abcdefg || true; } | pv -a -f -S -s $((4 * $(stat -c %s "$kara"))) > /dev/null"
+    "pv -a -f $k > /dev/null"
+)
+for i in "${!labels[@]}"; do
+    [[ ${labels[$i]} == perl ]] && continue
+    pv_labels+=("${labels[$i]}") pv_commands+=("pv -a -f $k | ${commands[$i]} > /dev/null")
+done
+pv_runs=$RUN_DIR/pv.tsv
+printf 'command\tround\trate\n' > "$pv_runs"
+for ((round = 1; round <= REPEAT; round++)); do
+    say "pv: round $round of $REPEAT, ${#pv_labels[@]} commands"
+    for i in "${!pv_labels[@]}"; do
+        printf '%s\t%s\t%s\n' "${pv_labels[$i]}" "$round" "$(pv_rate "${pv_commands[$i]}")" >> "$pv_runs"
+    done
+done
+{
+    echo
+    echo "## The original's measure: \`pv F | X > /dev/null\`, F the Karamazov line ×$(wc -l < "$kara")"
+    echo
+    echo "pv writes F into X's pipe: its rate counts the input bytes X takes. Medians of $REPEAT rounds."
+    echo
+    "$REPORT" pv --reference "yes abcdefg | pv" "$pv_runs"
+} >> "$table"
+# First on the screen too, in the original's form.
+"$REPORT" pv --original "$pv_runs"
+
+for text in kara logs man; do
+    file=$(text_file "$text")
+    f=$(q "$file")
+    [[ $text == kara ]] || check "$file"
+    case $text in
+        kara) what="the Karamazov line ×$(wc -l < "$file")" ;;
+        logs) what="the big log's first $(wc -l < "$file") lines" ;;
+        man) what="man page sources, $(wc -l < "$file") lines" ;;
+    esac
+    pipe=() alone=()
+    for i in "${!labels[@]}"; do
         pipe+=("${labels[$i]}" "cat $f | ${commands[$i]}")
         alone+=("${labels[$i]}" "${commands[$i]} < $f")
     done
-    same_output "$input" "${checks[@]}"
     for form in pipe alone; do
         case $form in
-            pipe) set -- "${pipe[@]}" ;;
-            alone) set -- "${alone[@]}" ;;
+            pipe) json=$(time_commands "throughput-$text-$form" "${pipe[@]}") ;;
+            alone) json=$(time_commands "throughput-$text-$form" "${alone[@]}") ;;
         esac
-        json=$(time_commands "throughput-$input-$form" "$@")
         {
             echo
             case $form in
@@ -67,9 +117,15 @@ for input in kara logs; do
                 alone) echo "## $what, alone: \`X < F > /dev/null\`" ;;
             esac
             echo
-            "$REPORT" table --bytes "$bytes" --reference cat "$json"
+            "$REPORT" table --bytes "$(stat -c %s "$file")" --reference cat "$json"
         } >> "$table"
     done
 done
+{
+    echo
+    echo "## The texts"
+    echo
+    cat "$RUN_DIR/data.md"
+} >> "$table"
 cat "$table"
 say "wrote $table"

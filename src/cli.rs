@@ -5,6 +5,16 @@ use std::path::PathBuf;
 
 use clap::builder::{RangedU64ValueParser, StringValueParser, TypedValueParser};
 
+/// What every binary's `--help` says of the transform, after its options.
+pub const TRANSFORM_HELP: &str = "Each line comes out as [spaces: N] and the line's bytes, \
+then a newline. N counts the byte 0x20 (the ASCII space) only: tabs, \\r and other white \
+space do not count. N is 0 to 6, and >6 for 7 or more. Every other byte passes through \
+unchanged; a last line without a newline gets one.";
+
+/// What every binary's `--version` says: the crate's version and, when built from a git
+/// checkout, the commit (`git describe --always --dirty`, from build.rs).
+pub const VERSION: &str = env!("PIPELINES_VERSION");
+
 /// Input files and `--stats`: the same for every binary.
 #[derive(Debug, clap::Args)]
 pub struct CommonArgs {

@@ -29,6 +29,7 @@ pub struct Error {
 }
 
 impl Error {
+    /// `source`, the failure of `what` (e.g. "reading stdin").
     pub fn new(what: impl Into<String>, source: io::Error) -> Self {
         Error {
             what: what.into(),
@@ -70,6 +71,7 @@ impl std::error::Error for Error {
 
 /// Names what failed on the error of an `io::Result`.
 pub trait Context<T> {
+    /// The error, if any, named as the failure of `what`.
     fn context(self, what: impl Into<String>) -> Result<T, Error>;
 }
 

@@ -3,7 +3,7 @@
 //! Line transformers that read stdin (or FILEs), prefix every line with `[spaces: N]` (the
 //! number of ASCII spaces in it, `>6` from seven up) and write it to stdout, byte for byte
 //! otherwise; and the harness that measures which strategy moves lines fastest. The contract is
-//! in the README: output format, CLI, errors, live input, memory bounds, hostile environments.
+//! docs/CONTRACT.md: output format, CLI, errors, live input, memory bounds, hostile environments.
 //!
 //! Five binaries in `src/bin/` differ only in how lines travel from framing to rendering; each
 //! strategy is library code here, generic over where its bytes come from and go to, and

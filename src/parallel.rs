@@ -5,52 +5,56 @@
 use std::io;
 use std::thread::{self, JoinHandle};
 
-use crossbeam_channel::{Receiver, Sender, bounded};
-
 use crate::error::Error;
 
-/// At most `limit` reusable items going round a loop of threads: made on demand until there are
-/// `limit`, then only reused as they come back. Memory stays bounded whatever the input's size,
-/// and waiting for an item to come back is how a slow consumer holds the producer back.
+/// At most `limit` reusable items, made on demand and kept by the one thread that hands them out
+/// and takes them back: memory stays bounded whatever the input's size, and running out of items
+/// is how that thread knows to wait for one to come back before reading on.
 #[derive(Debug)]
-pub struct Pool<T> {
-    returned: Receiver<T>,
+pub struct Slots<T> {
+    free: Vec<T>,
     made: usize,
     limit: usize,
 }
 
-impl<T> Pool<T> {
-    /// A pool of up to `limit` items (at least 1), and the sender that gives items back to it.
-    pub fn new(limit: usize) -> (Self, Sender<T>) {
-        let limit = limit.max(1);
-        // Room for every item, so giving one back never blocks.
-        let (give_back, returned) = bounded(limit);
-        let pool = Pool {
-            returned,
+impl<T> Slots<T> {
+    /// Up to `limit` items (at least 1).
+    pub fn new(limit: usize) -> Self {
+        Slots {
+            free: Vec::new(),
             made: 0,
-            limit,
-        };
-        (pool, give_back)
+            limit: limit.max(1),
+        }
     }
 
-    /// A returned item if one is waiting; else a new one from `make` while fewer than the limit
-    /// exist; else the next to come back. `None` once every giver-back has gone.
+    /// A free item; else a new one from `make` while fewer than the limit exist; else `None`:
+    /// all are out.
     pub fn take(&mut self, make: impl FnOnce() -> T) -> Option<T> {
-        if let Ok(item) = self.returned.try_recv() {
+        if let Some(item) = self.free.pop() {
             return Some(item);
         }
         if self.made < self.limit {
             self.made += 1;
             return Some(make());
         }
-        self.returned.recv().ok()
+        None
+    }
+
+    /// Takes an item back for reuse.
+    pub fn give_back(&mut self, item: T) {
+        self.free.push(item);
+    }
+
+    /// How many items are out, not yet given back.
+    pub fn out(&self) -> usize {
+        self.made - self.free.len()
     }
 }
 
 /// Items numbered 0, 1, 2, ... arriving in any order, handed out in number order.
 ///
 /// At most `window` items may be out at once: every number inserted lies within `window` of the
-/// next to hand out. A [`Pool`] of `window` items carrying the numbers guarantees that.
+/// next to hand out. [`Slots`] of `window` items carrying the numbers guarantee that.
 #[derive(Debug)]
 pub struct Reorder<T> {
     /// Item `n` waits at `n % window`.
@@ -60,6 +64,7 @@ pub struct Reorder<T> {
 }
 
 impl<T> Reorder<T> {
+    /// Restoring order over at most `window` items under way at once (at least one).
     pub fn new(window: usize) -> Self {
         Reorder {
             waiting: (0..window.max(1)).map(|_| None).collect(),
@@ -123,22 +128,25 @@ pub fn join<T>(thread: JoinHandle<T>) -> Result<T, Error> {
 
 #[cfg(test)]
 mod tests {
+    use crossbeam_channel::bounded;
+
     use super::*;
 
     #[test]
-    fn pool_makes_up_to_its_limit_then_waits_for_returns() {
-        let (mut pool, give_back) = Pool::new(2);
+    fn slots_are_made_up_to_their_limit_then_reused() {
+        let mut slots = Slots::new(2);
         let mut made = 0;
         let mut make = || {
             made += 1;
             made
         };
-        assert_eq!(pool.take(&mut make), Some(1));
-        assert_eq!(pool.take(&mut make), Some(2));
-        give_back.send(1).expect("room for every item");
-        assert_eq!(pool.take(&mut make), Some(1), "reused, not made");
-        drop(give_back);
-        assert_eq!(pool.take(&mut make), None, "none can come back");
+        assert_eq!(slots.take(&mut make), Some(1));
+        assert_eq!(slots.take(&mut make), Some(2));
+        assert_eq!(slots.take(&mut make), None, "both are out");
+        assert_eq!(slots.out(), 2);
+        slots.give_back(1);
+        assert_eq!(slots.take(&mut make), Some(1), "reused, not made");
+        assert_eq!(slots.out(), 2);
     }
 
     #[test]

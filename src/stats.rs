@@ -22,6 +22,7 @@ pub struct StageClock {
 }
 
 impl StageClock {
+    /// A clock for the stage `name`; when not `enabled`, it measures nothing and costs nothing.
     pub fn new(name: impl Into<String>, enabled: bool) -> Self {
         StageClock {
             name: name.into(),
@@ -67,9 +68,13 @@ impl StageClock {
 #[derive(Debug)]
 pub struct Stats {
     started: Instant,
+    /// Lines read (a last line without a newline counts).
     pub lines: u64,
+    /// Bytes read from all sources.
     pub bytes_in: u64,
+    /// Bytes written to the output.
     pub bytes_out: u64,
+    /// One clock per stage of the strategy, in the order the stages run.
     pub stages: Vec<StageClock>,
 }
 

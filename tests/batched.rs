@@ -143,10 +143,7 @@ fn stats_time_every_stage() {
             stage.split(':').next().expect("a name")
         })
         .collect();
-    assert_eq!(
-        stages,
-        ["reader", "worker 1", "worker 2", "worker 3", "writer"]
-    );
+    assert_eq!(stages, ["reader", "worker 1", "worker 2", "worker 3"]);
     for line in finished.stderr.lines().skip(1) {
         assert!(
             line.contains(" busy ") && line.contains(" waiting to receive "),

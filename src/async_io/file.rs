@@ -21,7 +21,9 @@ use crate::io::fd;
 /// A descriptor on the reactor, or one used inline.
 #[derive(Debug)]
 pub enum AsyncFile {
+    /// A private non-blocking description, registered with the reactor and awaited.
     Reactor(AsyncFd<File>),
+    /// A descriptor read or written blocking, in place: one the reactor cannot wait on.
     Inline(File),
 }
 
@@ -42,6 +44,7 @@ impl AsyncFile {
         }
     }
 
+    /// The descriptor read or written.
     pub fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
         match self {
             AsyncFile::Reactor(registered) => registered.get_ref().as_fd(),
@@ -52,11 +55,13 @@ impl AsyncFile {
 
 /// Reads once into `buf`'s unfilled part, without zeroing it first.
 fn read_once(file: &File, buf: &mut ReadBuf<'_>) -> io::Result<()> {
-    // SAFETY: `read` only writes into the slice and returns the part it filled, so nothing
-    // initialised is de-initialised, and exactly the `n` bytes it filled are marked so.
+    // SAFETY: `read` only writes into the slice, never uninitialises a byte of it, so nothing
+    // initialised is de-initialised.
     let n = rustix::io::read(file, unsafe { buf.unfilled_mut() })?
         .0
         .len();
+    // SAFETY: `read` returned the first `n` bytes of the unfilled part as filled: exactly those
+    // are marked initialised.
     unsafe { buf.assume_init(n) };
     buf.advance(n);
     Ok(())

@@ -1,6 +1,5 @@
 //! [`AsyncOutput`]: rendered bytes gathered in front of any `AsyncWrite` and written in large
-//! pieces, by the rule in [`gather`](crate::io::gather); also a [`Sink`] of byte buffers, which it
-//! gathers the same way.
+//! pieces, as [`Gather`] says; also a [`Sink`] of byte buffers, which it gathers the same way.
 
 use std::future::poll_fn;
 use std::io;
@@ -13,28 +12,24 @@ use tokio::io::AsyncWrite;
 
 use crate::async_io::AsyncInput;
 use crate::error::Error;
-use crate::io::gather::Gather;
+use crate::io::gather::{Gather, Next};
 
-/// An async writer with a gathering buffer in front.
+/// An async writer with a gathering buffer in front: carries out what its [`Gather`] says.
 #[derive(Debug)]
 pub struct AsyncOutput<W> {
     sink: W,
+    /// What a failed write failed at: `writing ` and the sink's name.
+    writing: String,
     gather: Gather,
-    /// Bytes at the front of the pending buffer already written: a pipe may take a write in
-    /// pieces.
-    written: usize,
-    /// Bytes written so far.
-    bytes_written: u64,
 }
 
 impl<W: AsyncWrite + Unpin> AsyncOutput<W> {
-    /// `sink`, written in pieces of about `write_size` bytes.
-    pub fn new(sink: W, write_size: usize) -> Self {
+    /// `sink`, named `name` in messages, written in pieces of about `write_size` bytes.
+    pub fn new(sink: W, name: &str, write_size: usize) -> Self {
         AsyncOutput {
             sink,
+            writing: format!("writing {name}"),
             gather: Gather::new(write_size),
-            written: 0,
-            bytes_written: 0,
         }
     }
 
@@ -45,43 +40,39 @@ impl<W: AsyncWrite + Unpin> AsyncOutput<W> {
 
     /// Writes whatever is pending.
     pub async fn flush(&mut self) -> Result<(), Error> {
-        poll_fn(|cx| self.poll_write_pending(cx)).await
+        self.gather.flush();
+        poll_fn(|cx| self.poll_carry_out(cx)).await
     }
 
     /// Writes what is pending once it has reached the write size.
     pub async fn flush_if_full(&mut self) -> Result<(), Error> {
-        if self.gather.is_full() {
-            self.flush().await?;
-        }
-        Ok(())
+        self.gather.flush_if_full();
+        poll_fn(|cx| self.poll_carry_out(cx)).await
     }
 
     /// Writes what is pending if it is due before the next read of `input`: call before each.
     pub async fn flush_if_due(&mut self, input: &mut impl AsyncInput) -> Result<(), Error> {
-        if self.gather.is_due(|| input.has_waiting()) {
-            self.flush().await?;
-        }
-        Ok(())
+        self.gather.flush_if_due(|| input.has_waiting());
+        poll_fn(|cx| self.poll_carry_out(cx)).await
     }
 
     /// Bytes written so far.
     pub fn bytes_written(&self) -> u64 {
-        self.bytes_written
+        self.gather.bytes_written()
     }
 
-    fn poll_write_pending(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        let failed = |error| Poll::Ready(Err(Error::new("writing stdout", error)));
-        let pending = self.gather.pending();
-        while self.written < pending.len() {
-            match ready!(Pin::new(&mut self.sink).poll_write(cx, &pending[self.written..])) {
+    /// Writes what the gather says is due, as far as the sink takes it now, until nothing is.
+    /// Inlined: most calls find nothing due, and a call would cost more than that check.
+    #[inline(always)]
+    fn poll_carry_out(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        let failed = |error| Poll::Ready(Err(Error::new(&*self.writing, error)));
+        while let Next::Write(bytes) = self.gather.next() {
+            match ready!(Pin::new(&mut self.sink).poll_write(cx, bytes)) {
                 Ok(0) => return failed(io::ErrorKind::WriteZero.into()),
-                Ok(n) => self.written += n,
+                Ok(n) => self.gather.wrote(n),
                 Err(error) => return failed(error),
             }
         }
-        self.bytes_written += pending.len() as u64;
-        pending.clear();
-        self.written = 0;
         Poll::Ready(Ok(()))
     }
 }
@@ -91,10 +82,8 @@ impl<B: Buf, W: AsyncWrite + Unpin> Sink<B> for AsyncOutput<W> {
 
     fn poll_ready(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
         let this = self.get_mut();
-        match this.gather.is_full() {
-            true => this.poll_write_pending(cx),
-            false => Poll::Ready(Ok(())),
-        }
+        this.gather.flush_if_full();
+        this.poll_carry_out(cx)
     }
 
     fn start_send(self: Pin<&mut Self>, item: B) -> Result<(), Error> {
@@ -105,11 +94,13 @@ impl<B: Buf, W: AsyncWrite + Unpin> Sink<B> for AsyncOutput<W> {
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        self.get_mut().poll_write_pending(cx)
+        let this = self.get_mut();
+        this.gather.flush();
+        this.poll_carry_out(cx)
     }
 
     fn poll_close(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        self.get_mut().poll_write_pending(cx)
+        Sink::<B>::poll_flush(self, cx)
     }
 }
 
@@ -118,12 +109,12 @@ mod tests {
     use futures::SinkExt;
 
     use super::*;
-    use crate::async_io::on_runtime;
+    use crate::async_io::{AsyncFile, on_runtime};
 
     #[test]
     fn gathers_until_full_then_writes() {
         on_runtime(async {
-            let mut output = AsyncOutput::new(Vec::new(), 4);
+            let mut output = AsyncOutput::new(Vec::new(), "memory", 4);
             output.pending().extend_from_slice(b"ab");
             output.flush_if_full().await.unwrap();
             assert!(output.sink.is_empty());
@@ -150,7 +141,7 @@ mod tests {
     #[test]
     fn writes_when_input_has_nothing_waiting() {
         on_runtime(async {
-            let mut output = AsyncOutput::new(Vec::new(), 100);
+            let mut output = AsyncOutput::new(Vec::new(), "memory", 100);
             output.pending().extend_from_slice(b"live");
             // Memory always has bytes waiting: nothing is due yet.
             output.flush_if_due(&mut &b"more"[..]).await.unwrap();
@@ -161,9 +152,23 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_write_names_the_sink() {
+        on_runtime(async {
+            let full = std::fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/full")
+                .unwrap();
+            let mut output = AsyncOutput::new(AsyncFile::new(full, true), "/dev/full", 1);
+            output.pending().push(b'x');
+            let error = output.flush().await.unwrap_err().to_string();
+            assert!(error.starts_with("writing /dev/full: "), "{error}");
+        });
+    }
+
+    #[test]
     fn as_a_sink_it_gathers_and_flushes() {
         on_runtime(async {
-            let mut output = AsyncOutput::new(Vec::new(), 3);
+            let mut output = AsyncOutput::new(Vec::new(), "memory", 3);
             output.feed(&b"ab"[..]).await.unwrap();
             output.feed(&b"cd"[..]).await.unwrap();
             output.feed(&b"e"[..]).await.unwrap();

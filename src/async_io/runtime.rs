@@ -72,9 +72,9 @@ pub fn block_on<T, F: Future<Output = Result<T, Error>>>(
 async fn reader_gone(output: Option<OwnedFd>) -> Error {
     let watch = output
         .filter(|output| fd::is_pipe(output.as_fd()))
-        // SAFETY: an `OwnedFd` owns its descriptor, which stays open and the same until the
-        // `AsyncFd` is dropped.
         .and_then(|output| {
+            // SAFETY: an `OwnedFd` owns its descriptor, which stays open and the same until the
+            // `AsyncFd` is dropped.
             unsafe { AsyncFd::register_with_interest(output, Interest::ERROR) }.ok()
         });
     if let Some(watch) = watch

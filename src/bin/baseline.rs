@@ -4,13 +4,13 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use pipelines::async_io::runtime::Flavor;
-use pipelines::cli::{BufferArgs, CommonArgs};
+use pipelines::cli::{BufferArgs, CommonArgs, TRANSFORM_HELP, VERSION};
 use pipelines::process;
 use pipelines::strategy::baseline::{self, Knobs};
 
 /// Prefix every line with [spaces: N]: one tokio task, one loop, a line at a time.
 #[derive(Parser)]
-#[command(name = env!("CARGO_BIN_NAME"), version)]
+#[command(name = env!("CARGO_BIN_NAME"), version = VERSION, after_help = TRANSFORM_HELP)]
 struct Args {
     #[command(flatten)]
     common: CommonArgs,

@@ -5,7 +5,9 @@ use std::process::ExitCode;
 use std::thread;
 
 use clap::Parser;
-use pipelines::cli::{CommonArgs, LARGEST_SIZE, positive_up_to, size_up_to};
+use pipelines::cli::{
+    CommonArgs, LARGEST_SIZE, TRANSFORM_HELP, VERSION, positive_up_to, size_up_to,
+};
 use pipelines::process;
 use pipelines::strategy::batched::{self, Knobs};
 
@@ -14,7 +16,7 @@ const MOST: u64 = 1024;
 
 /// Prefix every line with [spaces: N]: chunks of lines rendered in parallel on OS threads.
 #[derive(Parser)]
-#[command(name = env!("CARGO_BIN_NAME"), version)]
+#[command(name = env!("CARGO_BIN_NAME"), version = VERSION, after_help = TRANSFORM_HELP)]
 struct Args {
     #[command(flatten)]
     common: CommonArgs,

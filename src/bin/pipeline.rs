@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use pipelines::async_io::runtime::Flavor;
-use pipelines::cli::{CommonArgs, positive_up_to};
+use pipelines::cli::{CommonArgs, TRANSFORM_HELP, VERSION, positive_up_to};
 use pipelines::process;
 use pipelines::strategy::pipeline::{self, Knobs};
 
@@ -15,11 +15,14 @@ const MOST: u64 = 1 << 20;
 
 /// Prefix every line with [spaces: N]: reader, counter and writer tasks joined by channels.
 #[derive(Parser)]
-#[command(name = env!("CARGO_BIN_NAME"), version)]
+#[command(name = env!("CARGO_BIN_NAME"), version = VERSION, after_help = TRANSFORM_HELP)]
 struct Args {
     #[command(flatten)]
     common: CommonArgs,
-    /// Lines per message between tasks, at most 1048576.
+    /// Lines per message between tasks, at most 1048576. 1 hands each line on alone, as the
+    /// original experiment did: the slowest setting, tens of MiB/s on short lines. For speed use
+    /// 1000: the sweep (harness/sweep.sh) found 100 to 2000 lines a message fastest, about 5
+    /// times --batch 1's rate on logs.
     #[arg(long, value_name = "LINES", default_value_t = 1, value_parser = positive_up_to(MOST))]
     batch: usize,
     /// Messages a channel holds before its sender waits, at most 1048576.

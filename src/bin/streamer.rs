@@ -5,13 +5,13 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use pipelines::async_io::runtime::Flavor;
-use pipelines::cli::{BufferArgs, CommonArgs};
+use pipelines::cli::{BufferArgs, CommonArgs, TRANSFORM_HELP, VERSION};
 use pipelines::process;
 use pipelines::strategy::streamer::{self, Knobs};
 
 /// Prefix every line with [spaces: N]: a stream of lines, rendered and forwarded into stdout.
 #[derive(Parser)]
-#[command(name = env!("CARGO_BIN_NAME"), version)]
+#[command(name = env!("CARGO_BIN_NAME"), version = VERSION, after_help = TRANSFORM_HELP)]
 struct Args {
     #[command(flatten)]
     common: CommonArgs,

@@ -8,6 +8,7 @@
 
 pub mod shared;
 
+use std::io;
 use std::mem;
 
 use memchr::{memchr, memrchr};
@@ -229,6 +230,25 @@ impl Chunk {
         &self.buf[..self.end]
     }
 
+    /// Replaces what the chunk holds with what `read` puts in room for `len` bytes, all of it then
+    /// whole lines (the last may lack its `\n`): for a range of a file read at an offset, which
+    /// may come back short where the file shrank. Fails if the room cannot be had; `read`'s own
+    /// failure is returned inside, to be told apart.
+    pub fn refill(
+        &mut self,
+        len: usize,
+        read: impl FnOnce(&mut [u8]) -> io::Result<usize>,
+    ) -> Result<io::Result<()>, Error> {
+        (self.end, self.lines_end) = (0, 0);
+        if self.buf.len() < len {
+            let by = len - self.buf.len();
+            grow(&mut self.buf, by)?;
+        }
+        Ok(read(&mut self.buf[..len]).map(|read| {
+            (self.end, self.lines_end) = (read, read);
+        }))
+    }
+
     /// Moves the whole lines into `into`, dropping the bytes it held, and keeps the partial line
     /// after them here, in `into`'s old storage: the two buffers trade places, so only the
     /// partial line is copied. Fails if `into`'s storage cannot grow to hold the partial line.
@@ -355,6 +375,29 @@ mod tests {
         assert_eq!(chunks(b"\n", 1, 1, false), owned(&[b"\n"]));
         assert_eq!(chunks(b"a\nbc", 8, 8, false), owned(&[b"a\nbc"]));
         assert_eq!(chunks(b"a\nbc", 8, 8, true), owned(&[b"a\n", b"bc"]));
+    }
+
+    #[test]
+    fn a_refilled_chunk_holds_what_was_read_as_whole_lines() {
+        let mut chunk = Chunk::new(4);
+        chunk.spare().unwrap()[..3].copy_from_slice(b"a\nb");
+        chunk.filled(3);
+        let refilled = chunk.refill(5, |buf| {
+            buf[..3].copy_from_slice(b"x\ny");
+            Ok(3)
+        });
+        assert!(refilled.unwrap().is_ok());
+        assert_eq!(chunk.bytes(), b"x\ny", "short: the rest never came");
+        let mut into = Chunk::new(2);
+        chunk.take_lines(&mut into).unwrap();
+        assert_eq!(
+            into.bytes(),
+            b"x\ny",
+            "the last line too, though it lacks its end"
+        );
+        let failed = chunk.refill(4, |_| Err(io::Error::other("no")));
+        assert!(failed.unwrap().is_err());
+        assert!(chunk.bytes().is_empty());
     }
 
     #[test]

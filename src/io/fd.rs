@@ -9,6 +9,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
 use std::os::unix::fs::OpenOptionsExt;
+use std::time::Duration;
 
 use rustix::event::{PollFd, PollFlags, Timespec, poll};
 use rustix::fs::{FileType, OFlags, SeekFrom, fcntl_getfl, fstat, seek};
@@ -60,14 +61,19 @@ fn poll_until_ready(fds: &mut [PollFd<'_>], timeout: Option<&Timespec>) -> rusti
 
 /// Whether a read of `fd` now would return at once, with bytes or at the end.
 pub fn is_waiting(fd: BorrowedFd<'_>) -> bool {
+    is_waiting_within(fd, Duration::ZERO)
+}
+
+/// Whether a read of `fd` would return at once within `timeout`, waiting that long at most.
+pub fn is_waiting_within(fd: BorrowedFd<'_>, timeout: Duration) -> bool {
     let mut fds = [PollFd::new(&fd, PollFlags::IN)];
-    let now = Timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
+    let timeout = Timespec {
+        tv_sec: timeout.as_secs() as i64,
+        tv_nsec: i64::from(timeout.subsec_nanos()),
     };
     // If poll itself fails, say nothing is waiting: the caller then writes early, which costs a
     // write but never holds a line back.
-    poll_until_ready(&mut fds, Some(&now)).is_ok() && !fds[0].revents().is_empty()
+    poll_until_ready(&mut fds, Some(&timeout)).is_ok() && !fds[0].revents().is_empty()
 }
 
 /// Waits until a read of `input` would return at once; returns false instead if `watched`, a
@@ -187,8 +193,10 @@ mod tests {
     fn waiting_input_and_a_gone_reader() {
         let (reader, writer) = pipe().unwrap();
         assert!(!is_waiting(reader.as_fd()));
+        assert!(!is_waiting_within(reader.as_fd(), Duration::from_millis(1)));
         rustix::io::write(&writer, b"x").unwrap();
         assert!(is_waiting(reader.as_fd()));
+        assert!(is_waiting_within(reader.as_fd(), Duration::from_secs(60)));
         assert!(wait_readable_unless_reader_gone(
             reader.as_fd(),
             writer.as_fd()

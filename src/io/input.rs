@@ -8,6 +8,8 @@ use std::fs::File;
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
 
 use crate::error::Error;
 use crate::io::Input;
@@ -18,8 +20,10 @@ use crate::io::sources::Sources;
 #[derive(Debug)]
 pub struct FileInput {
     sources: Sources,
-    /// The source being read, if one is open.
-    current: Option<File>,
+    /// The source being read, if one is open; shared with threads reading it at offsets.
+    current: Option<Arc<File>>,
+    /// Whether `current` is a regular file.
+    regular: bool,
     /// Where output goes: refused as input (`cat`'s rule), and watched while a read waits when
     /// it is a pipe, the one kind of output whose reader can go away.
     output: Option<OwnedFd>,
@@ -43,10 +47,27 @@ impl FileInput {
         FileInput {
             sources,
             current: None,
+            regular: false,
             output,
             watch: false,
             ready: false,
         }
+    }
+}
+
+impl FileInput {
+    /// The source being read, opening the next one that opens if none is; `None` once all are
+    /// read.
+    fn open_current(&mut self) -> Option<Arc<File>> {
+        if self.current.is_none() {
+            let output = self.output.as_ref().map(AsFd::as_fd);
+            let file = self.sources.open_next(output)?;
+            self.regular = fd::is_regular_file(file.as_fd());
+            self.watch = output.is_some_and(fd::is_pipe) && !self.regular;
+            self.ready = false;
+            self.current = Some(Arc::new(file));
+        }
+        self.current.clone()
     }
 }
 
@@ -55,36 +76,41 @@ impl Input for FileInput {
     /// Fails only when the output is a pipe whose reader went away while this waited for input:
     /// a broken pipe, which the caller stops on as it would on a failed write.
     fn read(&mut self, buf: &mut [u8]) -> Result<usize, Error> {
-        loop {
-            let Some(file) = &mut self.current else {
-                let output = self.output.as_ref().map(AsFd::as_fd);
-                let Some(file) = self.sources.open_next(output) else {
-                    return Ok(0);
-                };
-                self.watch = output.is_some_and(fd::is_pipe) && !fd::is_regular_file(file.as_fd());
-                self.ready = false;
-                self.current = Some(file);
-                continue;
-            };
+        while let Some(file) = self.open_current() {
             let may_wait = self.watch && !std::mem::take(&mut self.ready);
             if let (true, Some(output)) = (may_wait, &self.output)
                 && !fd::wait_readable_unless_reader_gone(file.as_fd(), output.as_fd())
             {
                 return Err(Error::stdout_closed());
             }
-            match self.sources.read_done(fd::read(file, buf)) {
+            match self.sources.read_done(fd::read(&file, buf)) {
                 Some(n) => return Ok(n),
                 None => self.current = None,
             }
         }
+        Ok(0)
     }
 
-    fn has_waiting(&mut self) -> bool {
+    fn waits_within(&mut self, timeout: Duration) -> bool {
         self.ready = match &self.current {
-            Some(file) => fd::is_waiting(file.as_fd()),
+            Some(file) => fd::is_waiting_within(file.as_fd(), timeout),
             None => self.sources.has_more(),
         };
         self.ready
+    }
+
+    fn regular_file(&mut self) -> Option<Arc<File>> {
+        let file = self.open_current()?;
+        self.regular.then_some(file)
+    }
+
+    fn skip_source(&mut self, error: io::Error) {
+        self.sources.read_done(Err(error));
+        self.current = None;
+    }
+
+    fn has_waiting(&mut self) -> bool {
+        self.waits_within(Duration::ZERO)
     }
 }
 

@@ -1,30 +1,30 @@
-//! [`Output`]: rendered bytes gathered in front of any writer and written in large pieces, by the
-//! rule in [`gather`](crate::io::gather); and [`Stdout`], the writer the binaries use.
+//! [`Output`]: rendered bytes gathered in front of any writer and written in large pieces, as
+//! [`Gather`] says; and [`Stdout`], the writer the binaries use.
 
 use std::fs::File;
 use std::io::{self, Write};
 use std::os::fd::AsFd;
 
 use crate::error::{Context, Error};
-use crate::io::gather::Gather;
+use crate::io::gather::{Gather, Next};
 use crate::io::{Input, fd};
 
-/// A writer with a gathering buffer in front.
+/// A writer with a gathering buffer in front: carries out what its [`Gather`] says.
 #[derive(Debug)]
 pub struct Output<W> {
     sink: W,
+    /// What a failed write failed at: `writing ` and the sink's name.
+    writing: String,
     gather: Gather,
-    /// Bytes written so far.
-    bytes_written: u64,
 }
 
 impl<W: Write> Output<W> {
-    /// `sink`, written in pieces of about `write_size` bytes.
-    pub fn new(sink: W, write_size: usize) -> Self {
+    /// `sink`, named `name` in messages, written in pieces of about `write_size` bytes.
+    pub fn new(sink: W, name: &str, write_size: usize) -> Self {
         Output {
             sink,
+            writing: format!("writing {name}"),
             gather: Gather::new(write_size),
-            bytes_written: 0,
         }
     }
 
@@ -35,43 +35,55 @@ impl<W: Write> Output<W> {
 
     /// Writes whatever is pending.
     pub fn flush(&mut self) -> Result<(), Error> {
-        let pending = self.gather.pending();
-        if !pending.is_empty() {
-            self.sink.write_all(pending).context("writing stdout")?;
-            self.bytes_written += pending.len() as u64;
-            pending.clear();
-        }
-        Ok(())
+        self.gather.flush();
+        self.carry_out()
     }
 
     /// Writes `bytes` at once, in one piece, after anything pending: for strategies that render
     /// whole chunks into buffers of their own.
     pub fn write(&mut self, bytes: &[u8]) -> Result<(), Error> {
         self.flush()?;
-        self.sink.write_all(bytes).context("writing stdout")?;
-        self.bytes_written += bytes.len() as u64;
+        self.sink.write_all(bytes).context(&*self.writing)?;
+        self.gather.wrote_around(bytes.len());
         Ok(())
     }
 
     /// Writes what is pending once it has reached the write size.
     pub fn flush_if_full(&mut self) -> Result<(), Error> {
-        match self.gather.is_full() {
-            true => self.flush(),
-            false => Ok(()),
-        }
+        self.gather.flush_if_full();
+        self.carry_out()
     }
 
     /// Writes what is pending if it is due before the next read of `input`: call before each.
     pub fn flush_if_due(&mut self, input: &mut impl Input) -> Result<(), Error> {
-        match self.gather.is_due(|| input.has_waiting()) {
-            true => self.flush(),
-            false => Ok(()),
-        }
+        self.gather.flush_if_due(|| input.has_waiting());
+        self.carry_out()
     }
 
     /// Bytes written so far.
     pub fn bytes_written(&self) -> u64 {
-        self.bytes_written
+        self.gather.bytes_written()
+    }
+
+    /// Writes what the gather says is due, until nothing is. Most calls find nothing due: that
+    /// check is inlined, the writing is not, so that the render loop around stays as tight.
+    #[inline(always)]
+    fn carry_out(&mut self) -> Result<(), Error> {
+        match self.gather.next() {
+            Next::Nothing => Ok(()),
+            Next::Write(_) => self.write_due(),
+        }
+    }
+
+    /// Carries out [`carry_out`](Self::carry_out) when something is due.
+    #[inline(never)]
+    fn write_due(&mut self) -> Result<(), Error> {
+        while let Next::Write(bytes) = self.gather.next() {
+            self.sink.write_all(bytes).context(&*self.writing)?;
+            let written = bytes.len();
+            self.gather.wrote(written);
+        }
+        Ok(())
     }
 }
 
@@ -82,6 +94,7 @@ impl<W: Write> Output<W> {
 pub struct Stdout(File);
 
 impl Stdout {
+    /// This process's stdout, duplicated.
     pub fn open() -> Result<Self, Error> {
         io::stdout()
             .as_fd()
@@ -129,7 +142,7 @@ mod tests {
 
     #[test]
     fn gathers_until_full_or_due() {
-        let mut output = Output::new(Vec::new(), 4);
+        let mut output = Output::new(Vec::new(), "memory", 4);
         output.pending().extend_from_slice(b"ab");
         output.flush_if_full().unwrap();
         let mut busy = Idle {
@@ -152,13 +165,17 @@ mod tests {
     }
 
     #[test]
-    fn a_failed_write_names_stdout() {
+    fn a_failed_write_names_the_sink() {
         let full = std::fs::OpenOptions::new()
             .write(true)
             .open("/dev/full")
             .unwrap();
-        let mut output = Output::new(full, 1);
-        let error = output.write(b"x").unwrap_err();
-        assert!(error.to_string().starts_with("writing stdout: "), "{error}");
+        let mut gathered = Output::new(full.try_clone().unwrap(), "/dev/full", 1);
+        gathered.pending().push(b'x');
+        let mut direct = Output::new(full, "/dev/full", 1);
+        for error in [gathered.flush_if_full(), direct.write(b"y")] {
+            let error = error.unwrap_err().to_string();
+            assert!(error.starts_with("writing /dev/full: "), "{error}");
+        }
     }
 }

@@ -16,7 +16,9 @@ use crate::quote::quote;
 /// Where input comes from: one of these per FILE argument, or stdin alone.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Source {
+    /// Standard input: no FILE given, or `-`.
     Stdin,
+    /// A FILE argument, opened when its turn comes.
     File(PathBuf),
 }
 

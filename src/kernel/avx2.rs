@@ -6,8 +6,10 @@ use std::arch::x86_64::{
     __m256i, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_movemask_epi8, _mm256_set1_epi8,
     _mm256_storeu_si256,
 };
+use std::mem::MaybeUninit;
 
 use super::ChunkKernel;
+use super::Rendered;
 use super::blocks::{BLOCK, BlockScan, COPY, render_blocks};
 
 /// The renderer, if this CPU has every feature it is compiled for.
@@ -15,17 +17,17 @@ pub(super) fn kernel() -> Option<ChunkKernel> {
     let runs = is_x86_feature_detected!("avx2")
         && is_x86_feature_detected!("popcnt")
         && is_x86_feature_detected!("bmi1");
-    runs.then_some(|out, chunk| {
+    runs.then_some(|chunk, room| {
         // SAFETY: this renderer is handed out only after the check above found AVX2, POPCNT and
         // BMI1 on this CPU.
-        unsafe { render_chunk(out, chunk) }
+        unsafe { render_into(chunk, room) }
     })
 }
 
-/// [`super::render_chunk`] with the code compiled for AVX2, POPCNT and BMI1.
+/// [`super::Implementation::render_into`] with the code compiled for AVX2, POPCNT and BMI1.
 #[target_feature(enable = "avx2,popcnt,bmi1")]
-fn render_chunk(out: &mut Vec<u8>, chunk: &[u8]) -> u64 {
-    render_blocks(Avx2(()), out, chunk)
+fn render_into(chunk: &[u8], room: &mut [MaybeUninit<u8>]) -> Rendered {
+    render_blocks(Avx2(()), chunk, room)
 }
 
 /// The AVX2 block scan. A value is made only inside `render_chunk`, which runs only on CPUs with

@@ -6,11 +6,14 @@
 //!
 //! A line at a time, [`render_line`] counts with [`count_spaces`]. A chunk at a time,
 //! [`render_chunk`] uses one of the [`Implementation`]s, one file each, chosen once at run time
-//! from what the CPU can run. On x86-64 they scan 64-byte blocks into one bit a byte for newlines
-//! and one for spaces, so that each line's count is the popcount of the space bits between two
-//! newline bits (`blocks.rs`); how a block becomes bitmasks is all that differs between them.
-//! Elsewhere the portable one renders a line at a time.
+//! from what the CPU can run, through their common step [`Implementation::render_into`], which
+//! renders into a given room the lines that fit. On x86-64 they scan 64-byte blocks into one bit
+//! a byte for newlines and one for spaces, so that each line's count is the popcount of the space
+//! bits before its newline bit, and take all of a block's lines in one pass (`blocks.rs`); how a
+//! block becomes bitmasks is all that differs between them. Elsewhere the portable one renders a
+//! line at a time.
 
+use std::mem::MaybeUninit;
 use std::sync::OnceLock;
 
 use bytes::buf::Chain;
@@ -83,13 +86,13 @@ pub fn render_shared(line: Bytes) -> Chain<Chain<&'static [u8], Bytes>, &'static
     header(&line).chain(line).chain(&b"\n"[..])
 }
 
-/// The room the block implementations reserve in `out` before rendering a chunk of `chunk_len`
-/// bytes (the portable one, writing through `Vec`'s own checks, reserves less). Headers add at
-/// most 12 bytes a line; reserving for the worst case up front would double the buffer for
-/// long-line input, so this is the common case (`Vec` grows if short lines need more), and its
-/// slack covers the wide stores of a block of lines (a block's worth of headers past it,
-/// `blocks.rs`). A caller that reserves this much fallibly first makes the implementations' own
-/// reservation a no-op.
+/// The room the block implementations want in `out` before rendering a chunk of `chunk_len`
+/// bytes, so that their fast path runs to the chunk's end. Headers add at most 12 bytes a line;
+/// reserving for the worst case up front would double the buffer for long-line input, so this is
+/// the common case, and its slack covers the wide stores of a block of lines (`blocks.rs`). With
+/// less room, or when short lines need more, a kernel renders the lines that fit, precisely, and
+/// [`render_chunk`] grows `out` for the rest. A caller that reserves this much fallibly first
+/// makes the kernels' own reservation a no-op.
 pub const fn chunk_room(chunk_len: usize) -> usize {
     chunk_len + chunk_len / 8 + 1024
 }
@@ -100,6 +103,10 @@ pub const fn chunk_room(chunk_len: usize) -> usize {
 /// blocks save.
 pub const SHORT_CHUNK: usize = 256;
 
+/// The longest rendering's overhead on a line: the longest header and a `\n` that the input's
+/// final line may lack.
+const LINE_OVERHEAD: usize = 13;
+
 /// Appends the rendering of every line in `chunk` to `out` and returns how many lines that was,
 /// with the fastest [`Implementation`] this CPU runs (chosen on the first call), or a line at a
 /// time below [`SHORT_CHUNK`].
@@ -109,7 +116,7 @@ pub const SHORT_CHUNK: usize = 256;
 #[inline]
 pub fn render_chunk(out: &mut Vec<u8>, chunk: &[u8]) -> u64 {
     if chunk.len() < SHORT_CHUNK {
-        return portable::render_chunk(out, chunk);
+        return render_chunk_with(portable::render_into, out, chunk);
     }
     static CHOSEN: OnceLock<ChunkKernel> = OnceLock::new();
     let kernel = CHOSEN.get_or_init(|| {
@@ -118,11 +125,70 @@ pub fn render_chunk(out: &mut Vec<u8>, chunk: &[u8]) -> u64 {
             .find_map(Implementation::kernel)
             .expect("the portable implementation runs everywhere")
     });
-    kernel(out, chunk)
+    render_chunk_with(*kernel, out, chunk)
 }
 
-/// A chunk renderer, safe to call: one is handed out only where the CPU runs it.
-type ChunkKernel = fn(&mut Vec<u8>, &[u8]) -> u64;
+/// What one call of [`Implementation::render_into`] did: it rendered the chunk's first `read`
+/// bytes, `lines` whole lines, into the room's first `written` bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Rendered {
+    /// The bytes of the chunk rendered: whole lines, each with its `\n` if it has one.
+    pub read: usize,
+    /// The bytes of the room written (initialised), from its start.
+    pub written: usize,
+    /// The lines rendered.
+    pub lines: u64,
+}
+
+/// A chunk renderer, safe to call: one is handed out only where the CPU runs it. It renders the
+/// chunk's lines in order into the room while the next one's rendering fits whole, and writes
+/// nothing past what it reports.
+type ChunkKernel = fn(&[u8], &mut [MaybeUninit<u8>]) -> Rendered;
+
+/// [`render_chunk`] with `kernel`: it renders into `out`'s spare capacity, and where the next
+/// line does not fit, `out` grows and the kernel goes on from that line. Every implementation
+/// writes through this one loop, so the tests that hand a kernel a room ending at an unmapped
+/// page test the code that runs here.
+fn render_chunk_with(kernel: ChunkKernel, out: &mut Vec<u8>, chunk: &[u8]) -> u64 {
+    // The common case's output (headers add 11 or 12 bytes a line); short lines need more.
+    out.reserve(chunk.len() + chunk.len() / 8 + LINE_OVERHEAD);
+    let (mut rest, mut lines) = (chunk, 0);
+    loop {
+        let rendered = kernel(rest, out.spare_capacity_mut());
+        // SAFETY: the kernel initialised the first `written` bytes of the spare capacity, which
+        // follow the length.
+        unsafe { out.set_len(out.len() + rendered.written) };
+        lines += rendered.lines;
+        rest = &rest[rendered.read..];
+        if rest.is_empty() {
+            return lines;
+        }
+        // Room for the rest with every header at its longest would double the buffer: `Vec`
+        // grows at least twofold, and room for the rest's bytes and one header is enough for its
+        // next line, so every call makes progress.
+        out.reserve(rest.len() + LINE_OVERHEAD);
+    }
+}
+
+/// Writes `header`, then `line`, then a `\n` unless `line` ends in one, at `at` in `room`, and
+/// returns where the rendering ends, or `None` (writing nothing) if it does not fit. The line at
+/// a time write that every implementation's careful path shares.
+#[inline]
+fn place(room: &mut [MaybeUninit<u8>], at: usize, header: &[u8], line: &[u8]) -> Option<usize> {
+    let terminated = line.last() == Some(&b'\n');
+    let end = at + header.len() + line.len() + usize::from(!terminated);
+    let target = room.get_mut(at..end)?;
+    let (head, body) = target.split_at_mut(header.len());
+    head.write_copy_of_slice(header);
+    if terminated {
+        body.write_copy_of_slice(line);
+    } else {
+        let (text, newline) = body.split_at_mut(line.len());
+        text.write_copy_of_slice(line);
+        newline[0].write(b'\n');
+    }
+    Some(end)
+}
 
 /// The ways to render a chunk, fastest first. Every one gives the same bytes; [`render_chunk`]
 /// uses the first that the CPU runs, and tests and benchmarks can force each.
@@ -133,7 +199,7 @@ pub enum Implementation {
     /// The x86-64 baseline: four 16-byte compares a block, popcount in ordinary instructions.
     Sse2,
     /// Any target, safe code only: a `memchr` a line, its spaces counted on their own (the loop
-    /// before the block scans).
+    /// before the block scans, and the "before" of their benchmarks).
     Portable,
 }
 
@@ -160,10 +226,26 @@ impl Implementation {
     ///
     /// If this CPU does not run it (see [`Implementation::available`]).
     pub fn render_chunk(self, out: &mut Vec<u8>, chunk: &[u8]) -> u64 {
-        let kernel = self
-            .kernel()
-            .unwrap_or_else(|| panic!("this CPU does not run the {self:?} kernel"));
-        kernel(out, chunk)
+        render_chunk_with(self.runnable_kernel(), out, chunk)
+    }
+
+    /// The step under [`render_chunk`](Self::render_chunk): renders `chunk`'s lines in order
+    /// into `room` from its start, as long as the next line's rendering fits whole, and says how
+    /// far it got. Nothing outside `room` is written (the bytes after [`Rendered::written`] may
+    /// hold scratch), and nothing past the chunk is read, whatever the lengths: the tests hand it
+    /// memory that ends at an unmapped page.
+    ///
+    /// # Panics
+    ///
+    /// If this CPU does not run it (see [`Implementation::available`]).
+    pub fn render_into(self, chunk: &[u8], room: &mut [MaybeUninit<u8>]) -> Rendered {
+        self.runnable_kernel()(chunk, room)
+    }
+
+    /// This implementation's renderer, or a panic that says this CPU does not run it.
+    fn runnable_kernel(self) -> ChunkKernel {
+        self.kernel()
+            .unwrap_or_else(|| panic!("this CPU does not run the {self:?} kernel"))
     }
 
     /// This implementation's renderer, if this CPU runs it.
@@ -172,8 +254,8 @@ impl Implementation {
             #[cfg(target_arch = "x86_64")]
             Self::Avx2 => avx2::kernel(),
             #[cfg(target_arch = "x86_64")]
-            Self::Sse2 => Some(sse2::render_chunk),
-            Self::Portable => Some(portable::render_chunk),
+            Self::Sse2 => Some(sse2::render_into),
+            Self::Portable => Some(portable::render_into),
             #[cfg(not(target_arch = "x86_64"))]
             Self::Avx2 | Self::Sse2 => None,
         }
@@ -255,11 +337,15 @@ mod tests {
             ),
             (b"       x\r\n", b"[spaces: >6]       x\r\n", 1),
         ];
-        let mut renderers: Vec<(String, ChunkKernel)> = vec![("dispatch".into(), render_chunk)];
+        type Render = Box<dyn Fn(&mut Vec<u8>, &[u8]) -> u64>;
+        let mut renderers: Vec<(String, Render)> =
+            vec![("dispatch".into(), Box::new(render_chunk))];
         for implementation in Implementation::available() {
             renderers.push((
                 format!("{implementation:?}"),
-                implementation.kernel().unwrap(),
+                Box::new(move |out: &mut Vec<u8>, chunk: &[u8]| {
+                    implementation.render_chunk(out, chunk)
+                }),
             ));
         }
         for (name, render) in renderers {

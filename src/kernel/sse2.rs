@@ -6,12 +6,14 @@
 use std::arch::x86_64::{
     __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8, _mm_storeu_si128,
 };
+use std::mem::MaybeUninit;
 
+use super::Rendered;
 use super::blocks::{BLOCK, BlockScan, COPY, render_blocks};
 
-/// [`super::render_chunk`] with the SSE2 block scan.
-pub(super) fn render_chunk(out: &mut Vec<u8>, chunk: &[u8]) -> u64 {
-    render_blocks(Sse2, out, chunk)
+/// [`super::Implementation::render_into`] with the SSE2 block scan.
+pub(super) fn render_into(chunk: &[u8], room: &mut [MaybeUninit<u8>]) -> Rendered {
+    render_blocks(Sse2, chunk, room)
 }
 
 #[derive(Clone, Copy)]

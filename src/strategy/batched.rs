@@ -1,23 +1,43 @@
-//! `batched`: OS threads. A reader cuts the input into large chunks at line ends, `threads`
-//! workers render chunks in parallel, and one writer, the calling thread, emits them in input
-//! order.
+//! `batched`: OS threads. `threads` workers render chunks of lines in parallel; the calling thread
+//! reads the input, hands the chunks out, and writes their renderings in input order.
 //!
-//! Chunks travel in slots that go round: reader ──► workers ──► writer ──► reader. Only
+//! Under load, chunks go round in slots: the calling thread fills one with whole lines (or, for a
+//! regular file, names a range of it, which the worker reads itself at its offset), a worker
+//! renders it, and the calling thread writes it when its turn comes and fills it again. Only
 //! `threads + queue` slots exist and their buffers are reused, so memory is bounded by the
-//! settings and the longest line, the steady state allocates nothing, and a slow output holds the
-//! reader back. Slots are numbered as read; the writer puts them back in that order.
+//! settings and the longest line, the steady state allocates nothing, and a slow output holds
+//! reading back. Slots are numbered as handed out; [`Reorder`] puts them back in that order.
+//!
+//! When the input goes idle (lines have come and no more is waiting), the calling thread first
+//! writes what the workers hold, then renders the lines it holds itself and writes them: a live
+//! line passes through one thread, as in a one-thread filter, with no hand-off to wait for.
 
-use std::io::{self, Write};
+use std::fs::File;
+use std::io::{self, Seek, SeekFrom, Write};
+use std::sync::Arc;
+use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender, bounded};
+use memchr::memchr;
 
 use crate::error::Error;
 use crate::frame::Chunk;
 use crate::io::gather::is_due;
+use crate::io::ranges::{line_end_after, read_at_most, size_hint};
 use crate::io::{Input, Output};
-use crate::parallel::{OnPanic, Pool, Reorder, join, spawn};
+use crate::parallel::{OnPanic, Reorder, Slots, join, spawn};
 use crate::stats::{StageClock, Stats};
 use crate::strategy::render_chunk_in_memory;
+
+/// The most bytes the reading thread renders itself when the input goes idle: input arriving a
+/// little at a time, for which a hand-off to a worker would cost more than the rendering. More
+/// is the end of a burst, and goes to a worker like a full chunk.
+const MOST_RENDERED_HERE: usize = 64 * 1024;
+
+/// How long the reading thread waits for more input after handing lines to a worker before it
+/// writes out what the workers hold: long enough for the next piece of a burst through a pipe to
+/// arrive, short enough that a line still comes out within a millisecond or so.
+const BURST_GAP: Duration = Duration::from_millis(1);
 
 /// The knobs.
 #[derive(Debug, Clone)]
@@ -32,128 +52,374 @@ pub struct Knobs {
     pub clocks: bool,
 }
 
-/// A chunk on its round: its number in input order, the lines read in, their rendering.
+/// A chunk on its round: its number in input order, its lines, their rendering.
 struct Slot {
     number: u64,
     input: Chunk,
     output: Vec<u8>,
     lines: u64,
+    /// The range of a regular file the worker is to read into `input` itself.
+    range: Option<Range>,
+    /// Reading the range failed: the writer reports it when the slot's turn comes.
+    read_error: Option<io::Error>,
+}
+
+/// Bytes `at..at + len` of a regular file: whole lines, as far as the file was read when the
+/// range was cut.
+struct Range {
+    file: Arc<File>,
+    at: u64,
+    len: usize,
+}
+
+impl Slot {
+    fn new(chunk_size: usize) -> Self {
+        Slot {
+            number: 0,
+            input: Chunk::new(chunk_size),
+            output: Vec::new(),
+            lines: 0,
+            range: None,
+            read_error: None,
+        }
+    }
+
+    /// Renders the lines held into `output`, replacing what it held.
+    fn render(&mut self) -> Result<(), Error> {
+        self.output.clear();
+        self.lines = render_chunk_in_memory(&mut self.output, self.input.bytes())?;
+        Ok(())
+    }
+
+    /// A worker's job: reads the slot's range, if it has one, then renders it. A range that comes
+    /// back short (the file shrank) is rendered as far as it goes, its last line ended; a failed
+    /// read is kept in the slot, unrendered.
+    fn read_and_render(&mut self) -> Result<(), Error> {
+        if let Some(Range { file, at, len }) = &self.range {
+            let read = self
+                .input
+                .refill(*len, |buf| read_at_most(file, buf, *at))?;
+            if let Err(error) = read {
+                self.output.clear();
+                self.lines = 0;
+                self.read_error = Some(error);
+                return Ok(());
+            }
+        }
+        self.render()
+    }
 }
 
 /// Renders every line of `input` onto `output`.
 ///
-/// The writer is the calling thread: when the output fails, this returns at once, though the
-/// reader may be blocked in a read that never returns (the process is then ending). While no
+/// The calling thread reads and writes; when the output fails, this returns at once. While no
 /// write comes, an input that watches the output (as [`FileInput`](crate::io::FileInput) does)
 /// notices its reader going away and ends the run with that error.
-pub fn run(
-    knobs: &Knobs,
-    input: impl Input + Send + 'static,
-    output: impl Write,
-) -> Result<Stats, Error> {
+pub fn run(knobs: &Knobs, mut input: impl Input, output: impl Write) -> Result<Stats, Error> {
     let mut stats = Stats::start();
     let slots = knobs.threads + knobs.queue;
-    let mut output = Output::new(output, 0);
-    let (pool, give_back) = Pool::new(slots);
-    let (to_workers, for_workers) = bounded(knobs.queue);
-    let (to_writer, for_writer) = bounded(slots);
-    let size = knobs.chunk_size;
-    let clock = StageClock::new("reader", knobs.clocks);
-    let reader = spawn("reader".to_owned(), move || {
-        read(input, size, pool, to_workers, clock)
-    })?;
+    // Room for every slot in each, so that neither send ever blocks.
+    let (to_workers, jobs) = bounded(slots);
+    let (to_writer, rendered) = bounded(slots);
     let mut workers = Vec::with_capacity(knobs.threads);
     for n in 1..=knobs.threads {
-        let (from, to) = (for_workers.clone(), to_writer.clone());
+        let (jobs, to_writer) = (jobs.clone(), to_writer.clone());
         let clock = StageClock::new(format!("worker {n}"), knobs.clocks);
-        workers.push(spawn(format!("worker {n}"), move || work(from, to, clock))?);
+        workers.push(spawn(format!("worker {n}"), move || {
+            work(jobs, to_writer, clock)
+        })?);
     }
-    // The workers now hold the only senders to the writer: dropping this one lets the writer's
-    // loop end when the last worker does.
-    drop(to_writer);
-
-    let mut clock = StageClock::new("writer", knobs.clocks);
-    let mut in_order = Reorder::new(slots);
-    for rendered in &for_writer {
-        clock.waited_to_receive();
-        let slot = rendered?;
-        in_order.insert(slot.number, slot);
-        while let Some(slot) = in_order.pop() {
-            output.write(&slot.output)?;
-            stats.lines += slot.lines;
-            // Once the input has ended the reader has gone, and needs no slot back.
-            let _ = give_back.send(slot);
-        }
-        clock.busy();
-    }
-    let (reader_clock, bytes_in) = join(reader)??;
-    stats.stages.push(reader_clock);
+    let mut flight = Flight {
+        slots: Slots::new(slots),
+        chunk_size: knobs.chunk_size,
+        next_number: 0,
+        in_order: Reorder::new(slots),
+        to_workers,
+        rendered,
+        output: Output::new(output, "stdout", 0),
+        lines: 0,
+        bytes_read_by_workers: 0,
+        read_error: None,
+        clock: StageClock::new("reader", knobs.clocks),
+    };
+    let bytes_read_here = read_all(knobs.chunk_size, &mut input, &mut flight)?;
+    let Flight {
+        to_workers,
+        output,
+        mut clock,
+        ..
+    } = flight;
+    // The workers end when their channel closes.
+    drop(to_workers);
     for worker in workers {
         stats.stages.push(join(worker)?);
     }
-    stats.stages.push(clock);
-    stats.bytes_in = bytes_in;
+    clock.busy();
+    stats.stages.insert(0, clock);
+    stats.lines = flight.lines;
+    stats.bytes_in = bytes_read_here + flight.bytes_read_by_workers;
     stats.bytes_out = output.bytes_written();
     Ok(stats)
 }
 
-/// The reader: fills chunks and hands on their whole lines, numbered. Returns the bytes read when
-/// the input ends, or early if the writer has gone (the run is then ending); fails if the input
-/// does.
-fn read(
-    mut input: impl Input,
+/// Reads the whole input: whole lines go to the workers a full chunk at a time, or are rendered
+/// here when the input goes idle or ends; a regular file is read in ranges by the workers
+/// themselves (see [`read_ranges`]). Returns the bytes read on this thread.
+fn read_all<W: Write>(
     size: usize,
-    mut pool: Pool<Slot>,
-    to_workers: Sender<Slot>,
-    mut clock: StageClock,
-) -> Result<(StageClock, u64), Error> {
-    let new_slot = move || Slot {
-        number: 0,
-        input: Chunk::new(size),
-        output: Vec::new(),
-        lines: 0,
-    };
+    input: &mut impl Input,
+    flight: &mut Flight<W>,
+) -> Result<u64, Error> {
     let mut chunk = Chunk::new(size);
-    let mut number = 0;
+    let mut scratch = Vec::new();
     let mut bytes_in = 0;
     loop {
-        // Dropping `to_workers` on the way out ends the workers, then the writer's loop.
+        if let Some(file) = input.regular_file() {
+            bytes_in += read_ranges(&file, size, &mut chunk, &mut scratch, input, flight)?;
+        }
         let read = input.read(chunk.spare()?)?;
-        let ended = read == 0;
-        if ended {
+        if read == 0 {
             chunk.finish();
-        } else {
-            chunk.filled(read);
-            bytes_in += read as u64;
+            flight.render_here(&mut chunk)?;
+            return Ok(bytes_in);
         }
-        // A full chunk goes on, and the rest at the end; so do the lines read so far whenever
-        // nothing more is waiting, so that a live line is never held back for more input.
-        let due = ended || is_due(chunk.bytes().len(), size, || input.has_waiting());
-        if chunk.has_lines() && due {
-            clock.busy();
-            let Some(mut slot) = pool.take(new_slot) else {
-                break;
-            };
-            clock.waited_to_receive();
-            chunk.take_lines(&mut slot.input)?;
-            slot.number = number;
-            number += 1;
-            if to_workers.send(slot).is_err() {
-                break;
+        chunk.filled(read);
+        bytes_in += read as u64;
+        // What is held goes on once a chunk's worth is in, or at once if the next read would
+        // wait: `gather`'s rule, as for every batching stage.
+        if !is_due(chunk.bytes().len(), size, || input.has_waiting()) {
+            continue;
+        }
+        if chunk.is_full() || chunk.bytes().len() > MOST_RENDERED_HERE {
+            // Under load, or the end of a burst: the lines go to a worker, and the next read may
+            // come while it renders. Nothing is held back long while the input waits, the
+            // workers' renderings neither: they are written if no input comes within a moment.
+            if chunk.has_lines() {
+                flight.send_lines(&mut chunk)?;
             }
-            clock.waited_to_send();
-        }
-        if ended {
-            break;
+            if flight.slots.out() > 0 && !input.waits_within(BURST_GAP) {
+                flight.drain()?;
+            }
+        } else {
+            // Input arriving a little at a time: a worker would only add a hand-off to the
+            // line's way out.
+            flight.render_here(&mut chunk)?;
         }
     }
-    clock.busy();
-    Ok((clock, bytes_in))
 }
 
-/// A worker: renders chunks, each into its own slot's output buffer.
+/// Reads the regular `file`, from its offset on, in ranges that the workers read and render
+/// themselves, while its size says a chunk's worth is left; then leaves the file's offset where
+/// the rest is to be read as a stream: a last line without its `\n`, what was appended meanwhile,
+/// all of a file whose size says nothing (`/proc`). Returns the bytes read on this thread.
+///
+/// Ranges are cut here, in order, each at the first `\n` at or past a chunk's worth: finding it
+/// reads a few KiB at the cut, so each range is known whole before a worker starts on it, no
+/// worker waits on another, and the ranges tile the file exactly.
+fn read_ranges<W: Write>(
+    file: &Arc<File>,
+    size: usize,
+    chunk: &mut Chunk,
+    scratch: &mut Vec<u8>,
+    input: &mut impl Input,
+    flight: &mut Flight<W>,
+) -> Result<u64, Error> {
+    let size = size as u64;
+    let mut handle: &File = file;
+    let Ok(start) = handle.stream_position() else {
+        return Ok(0);
+    };
+    let hint = size_hint(file);
+    // Less than two chunks' worth is read as a stream: there is little to share, and a small
+    // file is then read to its end before anything is written, as a one-thread filter reads it.
+    if start.saturating_add(2 * size) >= hint {
+        return Ok(0);
+    }
+    let mut at = start;
+    let mut failed = None;
+    // A line begun in the previous source runs on into this file: it is completed here.
+    if !chunk.bytes().is_empty() {
+        match complete_line(file, at, chunk)? {
+            Ok((end, true)) => {
+                at = end;
+                flight.send_lines(chunk)?;
+            }
+            // The file is all one line, still running on.
+            Ok((end, false)) => at = end,
+            Err(error) => failed = Some(error),
+        }
+    }
+    let read_here = at - start;
+    while failed.is_none() && flight.read_error.is_none() && at + size < hint {
+        let end = match line_end_after(file, at + size - 1, scratch, size as usize) {
+            Ok(Some(end)) => end,
+            // The file ends within this range: its last line lacks its `\n`, or it shrank.
+            Ok(None) => break,
+            Err(error) => {
+                failed = Some(error);
+                break;
+            }
+        };
+        let file = Arc::clone(file);
+        let len = (end - at) as usize;
+        flight.send_range(Range { file, at, len })?;
+        at = end;
+    }
+    // Every range written: a failed one is known, and no slot holds the file open any longer.
+    flight.drain()?;
+    match failed.or(flight.read_error.take()) {
+        Some(error) => input.skip_source(error),
+        None => {
+            if let Err(error) = handle.seek(SeekFrom::Start(at)) {
+                input.skip_source(error);
+            }
+        }
+    }
+    Ok(read_here)
+}
+
+/// Reads `file` from `at` into `chunk`, which holds the start of a line, up to that line's end or
+/// the file's, as a stream read would; returns the offset after it and whether the line ended.
+/// Each read fills the chunk's spare room, and what it brings past the line's end is left unused.
+fn complete_line(
+    file: &File,
+    mut at: u64,
+    chunk: &mut Chunk,
+) -> Result<io::Result<(u64, bool)>, Error> {
+    loop {
+        let spare = chunk.spare()?;
+        let room = spare.len();
+        let read = match read_at_most(file, spare, at) {
+            Ok(read) => read,
+            Err(error) => return Ok(Err(error)),
+        };
+        let newline = memchr(b'\n', &spare[..read]);
+        let used = newline.map_or(read, |newline| newline + 1);
+        chunk.filled(used);
+        at += used as u64;
+        if newline.is_some() || read < room {
+            return Ok(Ok((at, newline.is_some())));
+        }
+    }
+}
+
+/// The calling thread's side of the round: slots free or out, renderings put back in order and
+/// written. Renderings are written only when a slot is needed again or before the input is
+/// waited on, so reading runs ahead as far as the slots allow.
+struct Flight<W> {
+    slots: Slots<Slot>,
+    chunk_size: usize,
+    /// The number the next slot handed out takes.
+    next_number: u64,
+    in_order: Reorder<Slot>,
+    to_workers: Sender<Slot>,
+    rendered: Receiver<Result<Slot, Error>>,
+    output: Output<W>,
+    lines: u64,
+    /// Bytes the workers read themselves, counted as their slots are written.
+    bytes_read_by_workers: u64,
+    /// The first range that could not be read: the file's later ranges are dropped unwritten.
+    read_error: Option<io::Error>,
+    /// The calling thread's clock, reported as the `reader` stage: its reads, its writes and the
+    /// lines it renders itself are busy time; waiting for the workers is waiting to receive.
+    clock: StageClock,
+}
+
+impl<W: Write> Flight<W> {
+    /// A free slot, waiting for one to come back (and writing it) if all are out.
+    fn slot(&mut self) -> Result<Slot, Error> {
+        loop {
+            let size = self.chunk_size;
+            if let Some(slot) = self.slots.take(|| Slot::new(size)) {
+                return Ok(slot);
+            }
+            self.receive()?;
+        }
+    }
+
+    /// Hands `slot` to a worker, numbered in input order.
+    fn send(&mut self, mut slot: Slot) -> Result<(), Error> {
+        slot.number = self.next_number;
+        self.next_number += 1;
+        self.to_workers
+            .send(slot)
+            .map_err(|_| Error::new("rendering", io::Error::other("the workers have gone")))
+    }
+
+    /// Hands the whole lines in `chunk` to a worker.
+    fn send_lines(&mut self, chunk: &mut Chunk) -> Result<(), Error> {
+        let mut slot = self.slot()?;
+        chunk.take_lines(&mut slot.input)?;
+        self.send(slot)
+    }
+
+    /// Hands a range of a file to a worker, to read and render.
+    fn send_range(&mut self, range: Range) -> Result<(), Error> {
+        let mut slot = self.slot()?;
+        slot.range = Some(range);
+        self.send(slot)
+    }
+
+    /// Writes everything the workers hold, then renders the whole lines in `chunk` here and
+    /// writes them.
+    fn render_here(&mut self, chunk: &mut Chunk) -> Result<(), Error> {
+        self.drain()?;
+        if chunk.has_lines() {
+            let mut slot = self.slot()?;
+            chunk.take_lines(&mut slot.input)?;
+            slot.render()?;
+            self.write(&slot)?;
+            self.slots.give_back(slot);
+        }
+        Ok(())
+    }
+
+    /// Waits for every slot out, and writes them.
+    fn drain(&mut self) -> Result<(), Error> {
+        while self.slots.out() > 0 {
+            self.receive()?;
+        }
+        Ok(())
+    }
+
+    /// Waits for one rendering to come back, and writes those whose turn has come.
+    fn receive(&mut self) -> Result<(), Error> {
+        self.clock.busy();
+        let rendered = self.rendered.recv();
+        self.clock.waited_to_receive();
+        // The workers hold their senders until this thread lets them go.
+        let gone = || Error::new("rendering", io::Error::other("the workers have gone"));
+        self.put_back(rendered.map_err(|_| gone())??)
+    }
+
+    /// Takes a rendered slot back and writes, in input order, all those whose turn has come.
+    fn put_back(&mut self, slot: Slot) -> Result<(), Error> {
+        self.in_order.insert(slot.number, slot);
+        while let Some(mut slot) = self.in_order.pop() {
+            let ranged = slot.range.take().is_some();
+            if let Some(error) = slot.read_error.take() {
+                self.read_error.get_or_insert(error);
+            } else if !(ranged && self.read_error.is_some()) {
+                self.write(&slot)?;
+                if ranged {
+                    self.bytes_read_by_workers += slot.input.bytes().len() as u64;
+                }
+            }
+            self.slots.give_back(slot);
+        }
+        Ok(())
+    }
+
+    fn write(&mut self, slot: &Slot) -> Result<(), Error> {
+        self.output.write(&slot.output)?;
+        self.lines += slot.lines;
+        Ok(())
+    }
+}
+
+/// A worker: reads and renders slots, each into its own output buffer, and hands them back.
 fn work(
-    chunks: Receiver<Slot>,
+    jobs: Receiver<Slot>,
     to_writer: Sender<Result<Slot, Error>>,
     mut clock: StageClock,
 ) -> StageClock {
@@ -164,19 +430,11 @@ fn work(
             io::Error::other("a worker thread panicked"),
         )));
     });
-    for mut slot in &chunks {
+    for mut slot in &jobs {
         clock.waited_to_receive();
-        slot.output.clear();
-        let rendered = render_chunk_in_memory(&mut slot.output, slot.input.bytes());
+        let done = slot.read_and_render().map(|()| slot);
         clock.busy();
-        let sent = match rendered {
-            Ok(lines) => {
-                slot.lines = lines;
-                to_writer.send(Ok(slot))
-            }
-            Err(error) => to_writer.send(Err(error)),
-        };
-        if sent.is_err() {
+        if to_writer.send(done).is_err() {
             break;
         }
         clock.waited_to_send();
@@ -194,8 +452,7 @@ mod tests {
     use crate::io::FileInput;
     use crate::io::sources::Sources;
 
-    /// A lone line goes to a worker and out while its chunk is far from full and the input stays
-    /// open.
+    /// A lone line comes out while its chunk is far from full and the input stays open.
     #[test]
     fn a_live_line_is_not_held_for_its_chunk() {
         let (reader, mut writer) = std::io::pipe().unwrap();
@@ -216,28 +473,65 @@ mod tests {
         drop(writer);
         let stats = running.join().unwrap().unwrap();
         assert_eq!((stats.lines, stats.bytes_in, stats.bytes_out), (1, 4, 15));
-        assert_eq!(stats.stages.len(), 4, "reader, two workers, writer");
+        assert_eq!(
+            stats.stages.len(),
+            3,
+            "the reader, which writes too, and two workers"
+        );
     }
 
-    /// A worker renders each chunk into its own slot, counts its lines, hands it to the writer,
-    /// and ends when the reader's channel closes.
+    /// A full chunk goes to a worker; when the input then waits, its rendering is written before
+    /// the read that waits.
     #[test]
-    fn a_worker_renders_into_the_slot_it_hands_on() {
-        let (to_worker, chunks) = bounded(1);
-        let (to_writer, rendered) = bounded(1);
-        let mut slot = Slot {
-            number: 0,
-            input: Chunk::new(4),
-            output: Vec::new(),
-            lines: 0,
+    fn a_full_chunk_is_written_before_the_input_is_waited_on() {
+        let (reader, mut writer) = std::io::pipe().unwrap();
+        let (output_reader, output_writer) = std::io::pipe().unwrap();
+        let path = PathBuf::from(format!("/dev/fd/{}", reader.as_raw_fd()));
+        let knobs = Knobs {
+            threads: 1,
+            chunk_size: 4,
+            queue: 1,
+            clocks: false,
         };
-        slot.input.spare().unwrap()[..4].copy_from_slice(b"a b\n");
-        slot.input.filled(4);
-        to_worker.send(slot).unwrap();
+        let input = FileInput::new(Sources::new(&[path]), None);
+        let running = std::thread::spawn(move || run(&knobs, input, output_writer));
+        writer.write_all(b"a b c d e\n").unwrap();
+        let (line, read) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            BufReader::new(output_reader).read_line(&mut text).unwrap();
+            line.send(text)
+        });
+        let line = read.recv_timeout(std::time::Duration::from_secs(10));
+        assert_eq!(line.as_deref(), Ok("[spaces: 4]a b c d e\n"), "not held");
+        drop(writer);
+        running.join().unwrap().unwrap();
+    }
+
+    /// A worker reads its slot's range of a file itself, renders it, and hands it on; a range
+    /// the file no longer holds all of comes back short, its last line ended.
+    #[test]
+    fn a_worker_reads_and_renders_its_range() {
+        let path = std::env::temp_dir().join(format!("pipelines-range-{}", std::process::id()));
+        std::fs::write(&path, b"skip\na b\nc").unwrap();
+        let file = Arc::new(File::open(&path).unwrap());
+        std::fs::remove_file(&path).unwrap();
+        let (to_worker, jobs) = bounded(2);
+        let (to_writer, rendered) = bounded(2);
+        for (at, len) in [(5, 4), (9, 8)] {
+            let mut slot = Slot::new(4);
+            let file = Arc::clone(&file);
+            slot.range = Some(Range { file, at, len });
+            to_worker.send(slot).unwrap();
+        }
         drop(to_worker);
-        work(chunks, to_writer, StageClock::new("worker", false));
+        work(jobs, to_writer, StageClock::new("worker", false));
         let slot = rendered.recv().unwrap().unwrap();
-        assert_eq!(slot.output, b"[spaces: 1]a b\n");
-        assert_eq!(slot.lines, 1);
+        assert_eq!(
+            (&slot.output[..], slot.lines),
+            (&b"[spaces: 1]a b\n"[..], 1)
+        );
+        let slot = rendered.recv().unwrap().unwrap();
+        assert_eq!((&slot.output[..], slot.lines), (&b"[spaces: 0]c\n"[..], 1));
     }
 }

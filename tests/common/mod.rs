@@ -316,3 +316,16 @@ fn first_difference(actual: &[u8], expected: &[u8]) -> String {
         around(expected)
     )
 }
+
+/// Set to `1` where every capability the tests ask for is expected (CI: root, setpriv, AVX2), so
+/// a test that would skip fails instead, and one that silently stopped running is noticed.
+pub const NO_SKIPS: &str = "PIPELINES_NO_SKIPS";
+
+/// Says on stderr that the calling test cannot run here, and why; the caller then returns. Under
+/// [`NO_SKIPS`]`=1` it panics instead, failing the test.
+pub fn skip(why: &str) {
+    if std::env::var_os(NO_SKIPS).is_some_and(|value| value == "1") {
+        panic!("{NO_SKIPS}=1, yet this test cannot run here: {why}");
+    }
+    eprintln!("skipped: {why}");
+}

@@ -105,6 +105,7 @@ pub struct Verifier {
 }
 
 impl Verifier {
+    /// A verifier expecting line 0 first.
     pub fn new() -> Self {
         Verifier::default()
     }
@@ -158,15 +159,22 @@ pub struct Latencies {
 /// Percentiles of a run's latencies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Summary {
+    /// How many lines were measured.
     pub lines: u64,
+    /// The fastest line's latency.
     pub min: Duration,
+    /// The median: half the lines took at most this.
     pub p50: Duration,
+    /// 99% of the lines took at most this.
     pub p99: Duration,
+    /// 99.9% of the lines took at most this.
     pub p999: Duration,
+    /// The slowest line's latency.
     pub max: Duration,
 }
 
 impl Latencies {
+    /// No latencies yet.
     pub fn new() -> Self {
         Latencies::default()
     }

@@ -77,6 +77,38 @@ fn assert_fails(output: &Output, message: &str) {
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
 
+/// With one line in flight at a time, every line still comes back and is timed; a binary that
+/// holds a line until the next arrives would never answer, and the timeout says so.
+#[test]
+fn ping_pong_sends_a_line_only_once_the_last_is_back() {
+    let baseline = std_baseline().to_str().unwrap();
+    let output = probe(&["--ping-pong", "--label", "std-baseline"], &[baseline]);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{output:?}");
+    assert!(
+        stdout.starts_with("std-baseline, 2000 lines/s offered, one line in flight (ping-pong)\n"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("lines    300 in "), "{stdout}");
+    // After the start-up line, each line is let out only when the next has come in (or at the
+    // end): fine when lines stream in, never answering when each waits for its answer.
+    let holding = r#"IFS= read -r line; printf '%s\n' "$line"; IFS= read -r held
+        while IFS= read -r line; do printf '%s\n' "$held"; held=$line; done; printf '%s\n' "$held""#;
+    let script = format!("\"$0\" | {{ {holding}; }}");
+    let run = |extra: &[&str]| {
+        Command::new(PROBE)
+            .args(["--rate", "2k", "--lines", "3", "--timeout", "3"])
+            .args(extra)
+            .args(["--", "sh", "-c", &script, baseline])
+            .output()
+            .expect("the probe runs")
+    };
+    let streamed = run(&[]);
+    assert!(streamed.status.success(), "{streamed:?}");
+    let output = run(&["--ping-pong"]);
+    assert_fails(&output, "did not finish before --timeout");
+}
+
 #[test]
 fn reports_every_line_of_a_good_binary_on_stdout_and_as_a_tsv_row() {
     let dir = std::env::temp_dir().join(format!("latency-probe-test-{}", std::process::id()));

@@ -9,6 +9,10 @@
 //! One start-up line goes first and the schedule starts only when it is back, so the binary's
 //! start-up is not counted as latency.
 //!
+//! With `--ping-pong`, each line is sent only once the one before it has come back (and its time
+//! on the schedule has come, the probe sleeping until then): every line meets a binary with
+//! nothing in flight, so its latency is one line's way through, with no queueing behind others.
+//!
 //! At `--rate max` the writer sends as fast as the binary takes lines. Latency then measures
 //! queueing, not responsiveness: each line waits behind everything already in the pipes and the
 //! binary's buffers (Little's law: latency is about bytes in flight / throughput). The achieved
@@ -47,6 +51,10 @@ struct Args {
     /// Stop sending after this many seconds.
     #[arg(long, value_name = "SECONDS", default_value = "2", value_parser = parse_seconds)]
     duration: Duration,
+
+    /// Send each line only once the one before has come back: one line in flight at a time.
+    #[arg(long)]
+    ping_pong: bool,
 
     /// Kill the binary and fail if the whole run takes longer than this many seconds.
     #[arg(long, value_name = "SECONDS", default_value = "60", value_parser = parse_seconds)]
@@ -167,15 +175,21 @@ fn probe(args: &Args) -> Result<Report, String> {
     };
 
     let (stamps, stamped) = mpsc::channel();
-    let (ready, started) = mpsc::channel();
+    let (came_back, returned) = mpsc::channel();
     let (sent_tx, sent_rx) = mpsc::channel();
     let (received_tx, received_rx) = mpsc::channel();
-    let (rate, lines, duration) = (args.rate, args.lines, args.duration);
+    let schedule = Schedule {
+        rate: args.rate,
+        lines: args.lines,
+        duration: args.duration,
+        ping_pong: args.ping_pong,
+    };
     thread::spawn(move || {
-        let _ = sent_tx.send(send(stdin, rate, lines, duration, stamps, started));
+        let _ = sent_tx.send(send(stdin, schedule, stamps, returned));
     });
+    let ping_pong = args.ping_pong;
     thread::spawn(move || {
-        let _ = received_tx.send(receive(stdout, stamped, ready));
+        let _ = received_tx.send(receive(stdout, stamped, came_back, ping_pong));
     });
 
     // A failure leaves the binary killed and the threads unjoined: they may be stuck on pipes that
@@ -195,7 +209,7 @@ fn probe(args: &Args) -> Result<Report, String> {
         ));
     }
     Ok(Report {
-        rate,
+        rate: schedule.rate,
         summary,
         elapsed,
     })
@@ -233,16 +247,32 @@ fn finish(
     Ok((sent, received))
 }
 
-/// The writer: the start-up line, then lines on schedule until `lines` or `duration` runs out.
-/// Returns how many lines it sent after the start-up line.
-fn send(
-    mut stdin: ChildStdin,
+/// When the writer sends, and how much.
+#[derive(Clone, Copy)]
+struct Schedule {
     rate: Rate,
     lines: Option<u64>,
     duration: Duration,
+    /// Each line only once the one before it has come back.
+    ping_pong: bool,
+}
+
+/// The writer: the start-up line, then lines on schedule until `lines` or `duration` runs out.
+/// `returned` tells when the start-up line (with `ping_pong`, every line) has come back.
+/// Returns how many lines it sent after the start-up line.
+fn send(
+    mut stdin: ChildStdin,
+    schedule: Schedule,
     stamps: Sender<Stamp>,
-    started: Receiver<()>,
+    returned: Receiver<()>,
 ) -> Result<u64, String> {
+    let Schedule {
+        rate,
+        lines,
+        duration,
+        ping_pong,
+    } = schedule;
+    let most_in_a_write = if ping_pong { 1 } else { BATCH_LINES };
     let mut batch = Vec::new();
     let mut write = |from: u64, to: u64| {
         batch.clear();
@@ -270,7 +300,7 @@ fn send(
         })
     };
 
-    if !write(0, 1)? || started.recv().is_err() {
+    if !write(0, 1)? || returned.recv().is_err() {
         return Ok(0);
     }
     let start = Instant::now();
@@ -290,7 +320,7 @@ fn send(
                 u64::try_from(behind).unwrap_or(u64::MAX).saturating_add(2)
             }
         };
-        let to = due.min(end).min(next + BATCH_LINES);
+        let to = due.min(end).min(next + most_in_a_write);
         if to <= next {
             if let Rate::PerSecond(rate) = rate {
                 let due_at = start + Duration::from_secs_f64((next - 1) as f64 / rate as f64);
@@ -298,7 +328,7 @@ fn send(
             }
             continue;
         }
-        if !write(next, to)? {
+        if !write(next, to)? || (ping_pong && returned.recv().is_err()) {
             break;
         }
         next = to;
@@ -307,12 +337,14 @@ fn send(
     Ok(next - 1)
 }
 
-/// The reader: checks every output line and records its latency, until the output ends.
+/// The reader: checks every output line and records its latency, until the output ends. Tells
+/// `came_back` when the start-up line (with `ping_pong`, every line) is back.
 /// Returns the latencies and the time from the start-up line's return to the last line's.
 fn receive(
     mut stdout: ChildStdout,
     stamps: Receiver<Stamp>,
-    started: Sender<()>,
+    came_back: Sender<()>,
+    ping_pong: bool,
 ) -> Result<(Latencies, Duration), String> {
     // Far longer than any probe line; output that runs past it without a `\n` is not theirs.
     const LIMIT: usize = 1 << 20;
@@ -355,9 +387,11 @@ fn receive(
             }
             if seq == 0 {
                 first_back = Some(now);
-                let _ = started.send(());
             } else {
                 latencies.record(now - stamp.at);
+            }
+            if seq == 0 || ping_pong {
+                let _ = came_back.send(());
             }
             last_back = now;
         }
@@ -384,10 +418,13 @@ fn receive(
 /// Prints the human report on stdout and appends the TSV row, if asked.
 fn publish(args: &Args, label: &str, report: &Report) -> Result<(), String> {
     let summary = &report.summary;
-    let offered = match report.rate {
+    let mut offered = match report.rate {
         Rate::Max => "as fast as it takes them".to_string(),
         Rate::PerSecond(rate) => format!("{rate} lines/s offered"),
     };
+    if args.ping_pong {
+        offered.push_str(", one line in flight (ping-pong)");
+    }
     let short = match report.rate {
         Rate::PerSecond(rate) if report.achieved() < 0.95 * rate as f64 => {
             " (short of the offered rate: latency includes queueing)"
