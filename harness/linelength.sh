@@ -200,6 +200,9 @@ for length in "${lengths[@]}"; do
     done
 done
 
+# lib.sh's own ticker (start_ticker, as the outputs are checked) replaces the EXIT trap above:
+# this ticker is stopped here, or it would outlive the script.
+kill "$ticker" 2> /dev/null || true
 printf '%s\n' "${labels[@]}" > "$RUN_DIR/linelength.labels"
 {
     echo "Machine: $(cat "$MACHINE_FILE")."

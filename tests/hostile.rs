@@ -257,7 +257,13 @@ fn after_a_signal_the_next_reader_reads_the_rest(signal: &str) {
         let next_readers_stdin = stdin_read.try_clone().expect("sharing stdin");
         let stdin_kept = stdin_read.try_clone().expect("sharing stdin");
         let stdout_kept = stdout_write.try_clone().expect("sharing stdout");
-        let mut child = command(variant)
+        // With the signal's default action restored: a suite started in the background by a
+        // shell without job control inherits SIGINT ignored, and the binary would not end.
+        let mut child = Command::new("env")
+            .arg(format!("--default-signal={signal}"))
+            .arg(variant.path)
+            .args(variant.args)
+            .env("RUST_BACKTRACE", "1")
             .stdin(Stdio::from(stdin_read))
             .stdout(Stdio::from(stdout_write))
             .stderr(Stdio::piped())
