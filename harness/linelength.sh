@@ -3,8 +3,9 @@
 # in LENGTHS (tools' gen-text: words, blank, short and long lines, indentation, runs of spaces)
 # goes through every variant of harness/variants, beside cat and the perl one-liner, two ways:
 #   counted, under `valgrind --tool=cachegrind` with the cache simulation on (lib.sh's
-#     cachegrind_row, as harness/cachegrind.sh counts): instructions and D1 misses a line, instructions a byte, each
-#     command's counts on empty input taken off (starting and stopping are paid once, not a line);
+#     cachegrind_row, as harness/cachegrind.sh counts): instructions and D1 misses a line,
+#     instructions a byte, each command's counts on empty input taken off (starting and stopping
+#     are paid once, not a line);
 #   timed, in interleaved rounds (one hyperfine call a round runs every command once, as
 #     harness/targets.sh does, so that a change in the shared machine's load hits all alike):
 #     alone, `X F` into /dev/null, against `dd if=F bs=1M of=/dev/null` reading the same bytes,
