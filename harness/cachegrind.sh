@@ -9,7 +9,7 @@
 # on locks), nor the kernel's work in read and write. Those show in wall and CPU time, not here.
 # Writes cachegrind.tsv, every run's totals (the table's raw data), and cachegrind.md, the table,
 # into the run's folder; cachegrind's full output files, for cg_annotate, stay in the scratch
-# folder (WORK/cachegrind/LABEL.{empty,log}.out; the measure profile's symbols make them large).
+# folder (WORK/cachegrind/LABEL.{empty,log}.out, a few hundred KB each).
 #
 # Needs valgrind: sudo apt-get install valgrind
 #
