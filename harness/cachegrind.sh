@@ -2,14 +2,14 @@
 # What does a line cost? Every variant of harness/variants, and cat and the perl one-liner as
 # references, run under `valgrind --tool=cachegrind` with the cache simulation on, over the same
 # generated log lines: instructions, D1 misses and last-level misses a line. Counted, not timed,
-# so they do not move with the machine's load; the caches simulated are fixed here (not read from
-# the host), so the figures are the same on any x86-64 machine for the same binaries.
+# so they do not move with the machine's load; the caches simulated are fixed (lib.sh's CG_CACHES,
+# not read from the host), so the figures are the same on any x86-64 machine for the same binaries.
 # Cachegrind runs a program's threads one at a time on one simulated cache: it cannot see what
 # threads cost each other on real cores (cache lines moving between cores, false sharing, waiting
 # on locks), nor the kernel's work in read and write. Those show in wall and CPU time, not here.
-# Writes cachegrind-LABEL.out.gz per command (gzipped: the measure profile's symbols make each a
-# few hundred KB; annotate one with `zcat FILE > x.out && cg_annotate x.out`) and cachegrind.md,
-# the table, into the run's folder.
+# Writes cachegrind.tsv, every run's totals (the table's raw data), and cachegrind.md, the table,
+# into the run's folder; cachegrind's full output files, for cg_annotate, stay in the scratch
+# folder (WORK/cachegrind/LABEL.{empty,log}.out, a few hundred KB each).
 #
 # Needs valgrind: sudo apt-get install valgrind
 #
@@ -19,8 +19,6 @@
 source "$(dirname "$0")/lib.sh"
 
 CG_LINES=$(by_size 2000 20000 200000)
-# The caches simulated: 32 KiB I1, 48 KiB D1, 32 MiB LL, 64-byte lines.
-CG_CACHES="--I1=32768,8,64 --D1=49152,12,64 --LL=33554432,16,64"
 require valgrind "sudo apt-get install valgrind"
 
 build
@@ -32,19 +30,9 @@ while read -r variant; do
     commands+=("$variant" "$(command_of "$variant")")
 done < <(variants)
 
-# cachegrind LABEL CMD INPUT OUT: CMD < INPUT under cachegrind, its counts into OUT, its output
-# into WORK/cachegrind.output.
-cachegrind() {
-    say "cachegrind: $1 < $(basename "$3")"
-    echo >> "$ticks"
-    # shellcheck disable=SC2086 # CG_CACHES is a list of options by design
-    bash -c "valgrind --tool=cachegrind --cache-sim=yes $CG_CACHES --cachegrind-out-file=$(q "$4") \
-        $2 < $(q "$3") > $(q "$WORK/cachegrind.output") 2> $(q "$WORK/cachegrind.log")" ||
-        die "cachegrind failed on $1: $(tail -n 5 "$WORK/cachegrind.log")"
-}
-
 expected=
-outs=()
+totals=$RUN_DIR/cachegrind.tsv
+cachegrind_header > "$totals"
 # Progress while a run under valgrind takes long: two runs a command.
 ticks=$WORK/cachegrind.ticks labels=()
 for ((i = 0; i < ${#commands[@]}; i += 2)); do labels+=("${commands[$i]}"); done
@@ -53,18 +41,21 @@ set -- "${commands[@]}"
 while (($#)); do
     label=$1 cmd=$2
     shift 2
-    out=$RUN_DIR/cachegrind-${label// /_}
+    stem=$WORK/cachegrind/${label// /_}
     # Empty input too: what starting and stopping costs, taken off the per-line figures.
-    cachegrind "$label" "$cmd" /dev/null "$out.empty.out"
-    cachegrind "$label" "$cmd" "$data" "$out.out"
+    for input in empty log; do
+        say "cachegrind: $label < $input"
+        echo >> "$ticks"
+        file=$data
+        [[ $input == log ]] || file=/dev/null
+        cachegrind_row "$label" "$input" "$cmd" "$file" "$stem.$input" >> "$totals"
+    done
     # The output check: every command but cat (whose output is its input) writes the same bytes.
     if [[ $label != cat ]]; then
-        sum=$(cksum < "$WORK/cachegrind.output")
+        sum=$(cksum < "$stem.log.output")
         expected=${expected:-$sum}
         [[ $sum == "$expected" ]] || die "OUTPUT MISMATCH under cachegrind: $label"
     fi
-    gzip -9 -n -f "$out.empty.out" "$out.out"
-    outs+=("$label" "$out.empty.out.gz" "$out.out.gz")
 done
 stop_ticker
 
@@ -77,7 +68,7 @@ table=$RUN_DIR/cachegrind.md
     echo "of the last level (instructions and data), the ones that go to memory. Threads run one at a"
     echo "time under cachegrind: no misses between cores are counted."
     echo
-    "$REPORT" cachegrind --lines "$CG_LINES" "${outs[@]}"
+    "$REPORT" cachegrind --lines "$CG_LINES" "$totals"
 } > "$table"
 cat "$table"
 say "wrote $table"

@@ -18,6 +18,7 @@
 #             COMMIT names the commit they were built from (default target/measure, built here
 #             with `cargo build --profile measure`)
 #   MACHINE   the machine's name in run folders (default "N-cores")
+#   CG_CACHES the caches cachegrind simulates, as valgrind's options (default below)
 #
 # Each run writes a folder of its own, RUNS/DATE-TIME-COMMIT-MACHINE (RUN_DIR names another, e.g.
 # to make a run's tables again from its raw data): a run never writes into a committed one.
@@ -91,6 +92,51 @@ die() {
     exit 1
 }
 have() { command -v "$1" > /dev/null 2>&1; }
+
+# on_exit CMD: runs the shell command CMD when this shell ends, however it ends: at the script's
+# end, by exit or die, by a failure under set -e, or by SIGINT or SIGTERM (which end it through
+# exit, so that the hooks run; a signal waits for the command in the foreground to end, as bash
+# does). The one EXIT trap of the harness: scripts register cleanup here instead of setting their
+# own. Hooks run last registered first. A ( … ) or $( … ) subshell inherits the list but not the
+# traps, so each hook is kept with its shell's BASHPID and a shell runs only its own.
+EXIT_HOOKS=()
+on_exit() {
+    EXIT_HOOKS+=("$BASHPID $1")
+    trap run_exit_hooks EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+}
+run_exit_hooks() {
+    local i
+    for ((i = ${#EXIT_HOOKS[@]} - 1; i >= 0; i--)); do
+        if [[ ${EXIT_HOOKS[i]%% *} == "$BASHPID" ]]; then eval "${EXIT_HOOKS[i]#* }" || true; fi
+    done
+}
+# drop_exit_hook CMD: this shell's hook CMD, no longer needed, forgotten.
+drop_exit_hook() {
+    local i
+    for i in "${!EXIT_HOOKS[@]}"; do
+        [[ ${EXIT_HOOKS[i]} != "$BASHPID $1" ]] || unset 'EXIT_HOOKS[i]'
+    done
+    EXIT_HOOKS=("${EXIT_HOOKS[@]}")
+}
+
+# background CMD...: CMD (a command or a function of these scripts) in the background, its pid in
+# $!, in a process group of its own, so that stop_background ends it with every process it
+# started (a ticker's sleep, the valgrind under a bash -c); stopped at this shell's end at the
+# latest. A job that ends by itself is reaped with wait and then forgotten with finished_background.
+background() {
+    set -m
+    "$@" &
+    set +m
+    on_exit "stop_background $!"
+}
+stop_background() {
+    kill -TERM -- "-$1" 2> /dev/null || true
+    wait "$1" 2> /dev/null || true
+    finished_background "$1"
+}
+finished_background() { drop_exit_hook "stop_background $1"; }
 
 # require TOOL HOW-TO-INSTALL: a missing TOOL is installed when HOW-TO-INSTALL is an apt-get
 # command and this machine has apt-get (as root, or through sudo), so that on a fresh Debian
@@ -285,6 +331,35 @@ note_data() {
         "$2" >> "$list"
 }
 
+# The caches cachegrind simulates, fixed here rather than read from the host, so that counts are the
+# same on any x86-64 machine for the same binaries: 32 KiB I1, 48 KiB D1, 32 MiB LL, 64-byte lines.
+CG_CACHES=${CG_CACHES:---I1=32768,8,64 --D1=49152,12,64 --LL=33554432,16,64}
+# What cachegrind counts with the cache simulation on, in the order of its output file.
+CG_EVENTS="Ir I1mr ILmr Dr D1mr DLmr Dw D1mw DLmw"
+
+# cachegrind_header: the header of a run's totals TSV, whose rows cachegrind_row prints.
+cachegrind_header() { printf 'command\tinput\t%s\n' "${CG_EVENTS// /$'\t'}"; }
+
+# cachegrind_row LABEL INPUT-NAME CMD INPUT STEM: the shell command CMD < INPUT under cachegrind,
+# the cache simulation on; prints its totals, a TSV row "LABEL INPUT-NAME count...", the counts in
+# CG_EVENTS's order. The totals are what a run keeps: cachegrind's full output file (per function
+# and line, for cg_annotate) is scratch, STEM.out, beside CMD's output (STEM.output) and valgrind's
+# messages (STEM.valgrind); STEM is a path under WORK.
+cachegrind_row() {
+    local label=$1 input_name=$2 cmd=$3 input=$4 stem=$5 totals
+    mkdir -p "$(dirname "$stem")"
+    # shellcheck disable=SC2086 # CG_CACHES is a list of options by design
+    bash -c "valgrind --tool=cachegrind --cache-sim=yes $CG_CACHES --cachegrind-out-file=$(q "$stem.out") \
+        $cmd < $(q "$input") > $(q "$stem.output") 2> $(q "$stem.valgrind")" ||
+        die "cachegrind failed on $label: $(tail -n 5 "$stem.valgrind")"
+    totals=$(awk -v want="$CG_EVENTS" '
+        /^events:/ { $1 = ""; events = substr($0, 2); sub(/ +$/, "", events) }
+        /^summary:/ { $1 = ""; summary = substr($0, 2) }
+        END { if (events != want) exit 1; gsub(/ +/, "\t", summary); print summary }' "$stem.out") ||
+        die "cachegrind counted other events than $CG_EVENTS in $stem.out"
+    printf '%s\t%s\t%s\n' "$label" "$input_name" "$totals"
+}
+
 # same_output WHAT CMD...: runs each shell command once, its output through cksum, and stops the
 # script when any differs from the first's. Also the warm-up that reads the input into the cache.
 same_output() {
@@ -344,14 +419,12 @@ time_commands() {
 # stop_ticker or the script's end.
 start_ticker() {
     : > "$1"
-    ticker "$@" > /dev/null &
+    background ticker "$@" > /dev/null
     TICKER=$!
-    trap stop_ticker EXIT
 }
 stop_ticker() {
     [[ -n ${TICKER:-} ]] || return 0
-    kill "$TICKER" 2> /dev/null || true
-    wait "$TICKER" 2> /dev/null || true
+    stop_background "$TICKER"
     TICKER=
     if [[ -t 2 ]]; then printf '\r\033[K' >&2; fi
 }

@@ -2,9 +2,10 @@
 # Along line length: where does per-line overhead stop dominating? Text of each mean line length
 # in LENGTHS (tools' gen-text: words, blank, short and long lines, indentation, runs of spaces)
 # goes through every variant of harness/variants, beside cat and the perl one-liner, two ways:
-#   counted, under `valgrind --tool=cachegrind` with the cache simulation on, as
-#     harness/cachegrind.sh does: instructions and D1 misses a line, instructions a byte, each
-#     command's counts on empty input taken off (starting and stopping are paid once, not a line);
+#   counted, under `valgrind --tool=cachegrind` with the cache simulation on (lib.sh's
+#     cachegrind_row, as harness/cachegrind.sh counts): instructions and D1 misses a line,
+#     instructions a byte, each command's counts on empty input taken off (starting and stopping
+#     are paid once, not a line);
 #   timed, in interleaved rounds (one hyperfine call a round runs every command once, as
 #     harness/targets.sh does, so that a change in the shared machine's load hits all alike):
 #     alone, `X F` into /dev/null, against `dd if=F bs=1M of=/dev/null` reading the same bytes,
@@ -14,7 +15,8 @@
 #       and the last cat and the pipe carry those bytes whatever X does, so a chain over the input
 #       would charge the headers' bytes to X.
 # Every output is checked identical to the perl one-liner's, under cachegrind and before timing.
-# Raw data goes into the run's folder: cachegrind's output files (linelength-cg-*.out.gz), one
+# Raw data goes into the run's folder: every cachegrind run's totals (linelength.cachegrind.tsv;
+# cachegrind's full output files stay in the scratch folder, WORK/linelength-cg/*.out), one
 # hyperfine JSON a length and round (linelength-LEN-roundK.json), the inputs' sizes
 # (linelength.inputs); made from them by report.py: linelength.md (the tables, and each
 # command's fit of instructions a line = fixed + per byte × bytes) and linelength.svg
@@ -30,7 +32,6 @@
 #   LENGTHS    mean line lengths in bytes, newline included (default 8 16 25 50 100 134 300)
 #   REPEAT     timed rounds, medians reported (default 3)
 #   TEXT_SEED  gen-text's seed (default 1)
-#   CG_CACHES  valgrind's cache options (default as harness/cachegrind.sh)
 # Example: SIZE=small ./harness/linelength.sh
 
 # Fewer rounds than lib.sh's default REPEAT, unless REPEAT is given.
@@ -45,7 +46,6 @@ cg_lines=$(by_size 1000 50000 200000)
 default_lengths=$(by_size 25 "8 16 25 50 100 134 300" "8 16 25 50 100 134 300")
 LENGTHS=${LENGTHS:-$default_lengths}
 TEXT_SEED=${TEXT_SEED:-1}
-CG_CACHES=${CG_CACHES:---I1=32768,8,64 --D1=49152,12,64 --LL=33554432,16,64}
 
 report() {
     local table=$RUN_DIR/linelength.md
@@ -89,23 +89,9 @@ next_step() {
     say "$(cat "$progress")"
 }
 echo "0 of $steps: starting" > "$progress"
-(while sleep 10; do say "still at $(cat "$progress")"; done) &
-ticker=$!
-# Runs under cachegrind in the background, by pid: what they run. On the way out, the ticker and
-# any run still going are stopped.
-declare -A running=()
-trap 'kill "$ticker" "${!running[@]}" 2> /dev/null || true' EXIT
-
-# cachegrind CMD INPUT NAME: CMD < INPUT under cachegrind, its counts gzipped into the run's folder
-# as linelength-cg-NAME.out.gz, its output into WORK/linelength-cg/NAME.output.
-cachegrind() {
-    local out=$RUN_DIR/linelength-cg-$3.out work=$WORK/linelength-cg/$3
-    # shellcheck disable=SC2086 # CG_CACHES is a list of options by design
-    bash -c "valgrind --tool=cachegrind --cache-sim=yes $CG_CACHES --cachegrind-out-file=$(q "$out") \
-        $1 < $(q "$2") > $(q "$work.output") 2> $(q "$work.valgrind")" ||
-        die "cachegrind failed on $1: $(tail -n 5 "$work.valgrind")"
-    gzip -9 -n -f "$out"
-}
+still_at() { while sleep 10; do say "still at $(cat "$progress")"; done; }
+background still_at
+progress_ticker=$!
 
 # stem LABEL: the label as a file name's part.
 stem() { printf '%s\n' "${1// /_}"; }
@@ -125,28 +111,38 @@ done
 
 # Every run under cachegrind, as many at once as there are cores: the counts are the same however
 # busy the machine is, and cachegrind runs a program on one core.
+# A job: the command's index, the input, its name in the totals and in words, the job's name.
 jobs=()
 for i in "${!labels[@]}"; do
-    jobs+=("$i|/dev/null|empty-$(stem "${labels[$i]}")|empty input")
+    jobs+=("$i|/dev/null|empty|empty input|empty-$(stem "${labels[$i]}")")
     for length in "${lengths[@]}"; do
         for part in full quarter; do
-            jobs+=("$i|$WORK/linelength-cg/$length-$part.txt|$length-$part-$(stem "${labels[$i]}")|$length-byte lines, $part sample")
+            jobs+=("$i|$WORK/linelength-cg/$length-$part.txt|$length-$part|$length-byte lines, $part sample|$length-$part-$(stem "${labels[$i]}")")
         done
     done
 done
+# Jobs running, by pid: what they run.
+declare -A running=()
 finish_one() {
     local pid
     wait -n -p pid "${!running[@]}" || die "cachegrind failed: ${running[$pid]} (see above)"
+    finished_background "$pid"
     unset "running[$pid]"
 }
 for job in "${jobs[@]}"; do
-    IFS='|' read -r i input name what <<< "$job"
+    IFS='|' read -r i input input_name what name <<< "$job"
     ((${#running[@]} < $(nproc))) || finish_one
     next_step "cachegrind, ${labels[$i]} on $what"
-    cachegrind "${commands[$i]}" "$input" "$name" &
+    background cachegrind_row "${labels[$i]}" "$input_name" "${commands[$i]}" "$input" \
+        "$WORK/linelength-cg/$name" > "$WORK/linelength-cg/$name.totals"
     running[$!]="${labels[$i]} on $what"
 done
 while ((${#running[@]})); do finish_one; done
+# The totals in the jobs' order, whichever ended first.
+{
+    cachegrind_header
+    for job in "${jobs[@]}"; do cat "$WORK/linelength-cg/${job##*|}.totals"; done
+} > "$RUN_DIR/linelength.cachegrind.tsv"
 
 # The output check: every command but cat (whose output is its input) writes the same bytes.
 for length in "${lengths[@]}"; do
@@ -200,9 +196,7 @@ for length in "${lengths[@]}"; do
     done
 done
 
-# lib.sh's own ticker (start_ticker, as the outputs are checked) replaces the EXIT trap above:
-# this ticker is stopped here, or it would outlive the script.
-kill "$ticker" 2> /dev/null || true
+stop_background "$progress_ticker"
 printf '%s\n' "${labels[@]}" > "$RUN_DIR/linelength.labels"
 {
     echo "Machine: $(cat "$MACHINE_FILE")."

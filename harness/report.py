@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Tables and plot data made from the harness's raw data (hyperfine's JSON, batched's --stats,
-cachegrind's output files). Python's standard library only. Markdown goes to stdout.
+cachegrind's totals). Python's standard library only. Markdown goes to stdout.
 
     report.py table --bytes B [--reference NAME] RUN.json
     report.py pv [--reference NAME | --original] PV.tsv  (pv's rates, median of the rounds)
@@ -9,13 +9,12 @@ cachegrind's output files). Python's standard library only. Markdown goes to std
     report.py ping-pong PROBE.tsv  (latency-probe --ping-pong's runs, against std-baseline)
     report.py sweep --bytes B --knob K [--divisor D] --references REF.json RUN.json SERIES-DAT REFS-DAT
     report.py scaling --bytes B --stats DIR --references REF.json SERIES.json... SERIES-DAT REFS-DAT
-    report.py cachegrind --lines N LABEL EMPTY-OUT OUT [LABEL EMPTY-OUT OUT]...
+    report.py cachegrind --lines N TOTALS.tsv
     report.py linelength RUN-DIR  (harness/linelength.sh's tables and plot data)
 """
 
 import argparse
 import glob
-import gzip
 import json
 import re
 import statistics
@@ -320,30 +319,30 @@ def scaling(args):
     write_blocks(args.refs_dat, reference_blocks(refs, args.bytes, 1, top))
 
 
-def cachegrind_counts(path):
-    """The totals of a cachegrind output file, by event name (its `events:` and `summary:`)."""
-    events, summary = [], []
-    with gzip.open(path, "rt") if path.endswith(".gz") else open(path) as f:
+def cachegrind_totals(path):
+    """A run's cachegrind totals (harness/lib.sh's cachegrind_row), by (command, input) and event
+    name."""
+    with open(path) as f:
+        columns = next(f).rstrip("\n").split("\t")
+        if "D1mr" not in columns:
+            sys.exit(f"{path}: no cache figures (run cachegrind with --cache-sim=yes)")
+        totals = {}
         for line in f:
-            if line.startswith("events:"):
-                events = line.split()[1:]
-            elif line.startswith("summary:"):
-                summary = [int(v) for v in line.split()[1:]]
-    count = dict(zip(events, summary))
-    if "D1mr" not in count:
-        sys.exit(f"{path}: no cache figures (run cachegrind with --cache-sim=yes)")
-    return count
+            command, input_name, *counts = line.rstrip("\n").split("\t")
+            totals[command, input_name] = dict(zip(columns[2:], map(int, counts)))
+    return totals
 
 
 def cachegrind(args):
     """Per line: instructions, D1 misses and LL misses (reads and writes). Each command ran twice,
-    on empty input and on the lines; the difference over the lines leaves out starting and
-    stopping (a runtime's threads, its allocations), which no number of lines pays again.
-    args.out holds label, empty run's file, full run's file, for each command in turn."""
+    on empty input ("empty") and on the lines ("log"); the difference over the lines leaves out
+    starting and stopping (a runtime's threads, its allocations), which no number of lines pays
+    again."""
+    totals = cachegrind_totals(args.totals)
     print(header(["command", "instructions / line", "D1 misses / line", "LL misses / line",
                   "of which data", "start and stop, instructions"], 1))
-    for command, empty_path, path in zip(args.out[::3], args.out[1::3], args.out[2::3]):
-        empty, full = cachegrind_counts(empty_path), cachegrind_counts(path)
+    for command in dict.fromkeys(command for command, _ in totals):
+        empty, full = totals[command, "empty"], totals[command, "log"]
         per = lambda *names: sum(full[n] - empty[n] for n in names) / args.lines  # noqa: E731
         print(row([f"`{command}`", f"{per('Ir'):.1f}", f"{per('D1mr', 'D1mw'):.3f}",
                    f"{per('ILmr', 'DLmr', 'DLmw'):.4f}", f"{per('DLmr', 'DLmw'):.4f}", f"{empty['Ir']:,}"]))
@@ -383,13 +382,13 @@ def linelength(args):
     with open(f"{run}/linelength.about") as f:
         about = f.read().strip()
     lengths = [i["length"] for i in inputs]
+    totals = cachegrind_totals(f"{run}/linelength.cachegrind.tsv")
     counts, timed = {}, {}
     for label in labels:
-        stem = label.replace(" ", "_")
-        counts[label, "empty"] = cachegrind_counts(f"{run}/linelength-cg-empty-{stem}.out.gz")
+        counts[label, "empty"] = totals[label, "empty"]
         for n in lengths:
             for part in ("full", "quarter"):
-                counts[label, n, part] = cachegrind_counts(f"{run}/linelength-cg-{n}-{part}-{stem}.out.gz")
+                counts[label, n, part] = totals[label, f"{n}-{part}"]
     for n in lengths:
         timed[n] = round_medians(sorted(glob.glob(f"{run}/linelength-{n}-round*.json")))
 
@@ -518,7 +517,7 @@ def main():
     p.add_argument("refs_dat")
     p = commands.add_parser("cachegrind")
     p.add_argument("--lines", type=int, required=True)
-    p.add_argument("out", nargs="+")
+    p.add_argument("totals", help="the run's cachegrind.tsv")
     p = commands.add_parser("ping-pong")
     p.add_argument("tsv")
     p = commands.add_parser("linelength")

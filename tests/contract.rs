@@ -427,13 +427,11 @@ fn pipeline_help_says_which_batch_is_fast() {
 /// docs/CONTRACT.md §4.3.
 #[test]
 fn invalid_arguments_are_usage_errors() {
-    for (path, args) in INVALID_ARGS {
-        let mut command = std::process::Command::new(path);
-        command.args(*args);
-        let finished = run_command(command, b"x\n");
-        assert_eq!(finished.status.code(), Some(2), "{path} {args:?}");
-        assert_eq!(finished.stdout, b"", "{path} {args:?}");
-        assert!(!finished.stderr.is_empty(), "{path} {args:?}");
+    for invalid in INVALID_ARGS {
+        let finished = run_command(invalid.command(), b"x\n");
+        assert_eq!(finished.status.code(), Some(2), "{invalid}");
+        assert_eq!(finished.stdout, b"", "{invalid}");
+        assert!(!finished.stderr.is_empty(), "{invalid}");
     }
 }
 

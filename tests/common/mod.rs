@@ -90,44 +90,29 @@ pub const TINY: &[Variant] = &[
     variant!("pipeline", "--batch", "2", "--queue", "1"),
 ];
 
-/// Arguments each binary must refuse as a usage error (exit 2).
-pub const INVALID_ARGS: &[(&str, &[&str])] = &[
-    (env!("CARGO_BIN_EXE_std-baseline"), &["--buffer-size", "0"]),
-    (
-        env!("CARGO_BIN_EXE_std-baseline"),
-        &["--buffer-size", "many"],
-    ),
-    (env!("CARGO_BIN_EXE_std-baseline"), &["--no-such-option"]),
-    (env!("CARGO_BIN_EXE_batched"), &["--threads", "0"]),
-    (env!("CARGO_BIN_EXE_batched"), &["--chunk-size", "0"]),
-    (env!("CARGO_BIN_EXE_batched"), &["--chunk-size", "1T"]),
-    (env!("CARGO_BIN_EXE_batched"), &["--chunk-size", "2G"]),
-    (env!("CARGO_BIN_EXE_batched"), &["--queue", "0"]),
-    (env!("CARGO_BIN_EXE_batched"), &["--threads", "many"]),
-    (env!("CARGO_BIN_EXE_batched"), &["--threads", "1025"]),
-    (env!("CARGO_BIN_EXE_batched"), &["--queue", "1025"]),
-    (
-        env!("CARGO_BIN_EXE_batched"),
-        &["--chunk-size", "1073741825"],
-    ),
-    (env!("CARGO_BIN_EXE_baseline"), &["--buffer-size", "0"]),
-    (env!("CARGO_BIN_EXE_streamer"), &["--buffer-size", "many"]),
-    (env!("CARGO_BIN_EXE_pipeline"), &["--batch", "0"]),
-    (env!("CARGO_BIN_EXE_pipeline"), &["--queue", "0"]),
-    (env!("CARGO_BIN_EXE_pipeline"), &["--batch", "many"]),
-    (
-        env!("CARGO_BIN_EXE_pipeline"),
-        &["--queue", "18446744073709551615"],
-    ),
-    (env!("CARGO_BIN_EXE_pipeline"), &["--batch", "1048577"]),
-    (
-        env!("CARGO_BIN_EXE_std-baseline"),
-        &["--buffer-size", "1073741825"],
-    ),
-    (
-        env!("CARGO_BIN_EXE_streamer"),
-        &["--buffer-size", "100000000000000"],
-    ),
+/// Each binary with arguments it must refuse as a usage error (exit 2).
+pub const INVALID_ARGS: &[Variant] = &[
+    variant!("std-baseline", "--buffer-size", "0"),
+    variant!("std-baseline", "--buffer-size", "many"),
+    variant!("std-baseline", "--no-such-option"),
+    variant!("batched", "--threads", "0"),
+    variant!("batched", "--chunk-size", "0"),
+    variant!("batched", "--chunk-size", "1T"),
+    variant!("batched", "--chunk-size", "2G"),
+    variant!("batched", "--queue", "0"),
+    variant!("batched", "--threads", "many"),
+    variant!("batched", "--threads", "1025"),
+    variant!("batched", "--queue", "1025"),
+    variant!("batched", "--chunk-size", "1073741825"),
+    variant!("baseline", "--buffer-size", "0"),
+    variant!("streamer", "--buffer-size", "many"),
+    variant!("pipeline", "--batch", "0"),
+    variant!("pipeline", "--queue", "0"),
+    variant!("pipeline", "--batch", "many"),
+    variant!("pipeline", "--queue", "18446744073709551615"),
+    variant!("pipeline", "--batch", "1048577"),
+    variant!("std-baseline", "--buffer-size", "1073741825"),
+    variant!("streamer", "--buffer-size", "100000000000000"),
 ];
 
 /// The contract, written as plainly as possible and independently of the library.
