@@ -415,6 +415,38 @@ fn a_read_error_in_a_range_is_reported_and_the_file_skipped() {
     assert!(finished.stdout == reference(&others));
 }
 
+/// A file of lines far longer than a chunk is read about once: a cut that finds no line end near
+/// it leaves the lines to the stream, rather than reading each line once to find the cut and
+/// again to render it. The bytes `batched` read are its `rchar` (`/proc/PID/io`), which the shell
+/// that waited for it has taken into its own.
+#[test]
+fn lines_longer_than_a_chunk_are_read_once() {
+    let path = scratch("long-lines");
+    let input: Vec<u8> = (0..40)
+        .flat_map(|n| format!("{n}{}\n", " x".repeat(50_000)).into_bytes())
+        .collect();
+    fs::write(&path, &input).expect("writing");
+    let files = [path];
+    assert!(in_process(&knobs(2, 4096), &files) == reference(&input));
+    let script = r#""$0" --chunk-size 4K "$1" > /dev/null && exec cat /proc/$$/io"#;
+    let mut command = Command::new("sh");
+    command.args(["-c", script, env!("CARGO_BIN_EXE_batched")]);
+    command.arg(&files[0]);
+    let finished = run_command(command, b"");
+    assert!(finished.status.success(), "{finished:?}");
+    let io = String::from_utf8(finished.stdout).expect("text");
+    let read: u64 = io
+        .lines()
+        .find_map(|line| line.strip_prefix("rchar: "))
+        .and_then(|count| count.parse().ok())
+        .expect("an rchar line");
+    let size = input.len() as u64;
+    assert!(
+        read < size + size / 4,
+        "read {read} bytes of a {size}-byte file"
+    );
+}
+
 /// Reading a file in ranges changes nothing about reading it: the bytes read count as read.
 #[test]
 fn stats_count_the_bytes_the_workers_read() {

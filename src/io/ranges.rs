@@ -37,29 +37,44 @@ pub fn read_at_most(file: &File, buf: &mut [u8], at: u64) -> io::Result<usize> {
     Ok(done)
 }
 
-/// The offset just past the first `\n` at or after offset `from` in `file`, or `None` if the file
-/// ends first. Reads ahead into `scratch`, [`LOOKAHEAD`] bytes first, then twice as much each
-/// read up to `most`: a line of a few hundred bytes costs one small read, a long one few reads,
-/// and memory stays bounded by `most` however long the line.
+/// Where a line ends, as far as it was looked for.
+#[derive(Debug, PartialEq, Eq)]
+pub enum LineEnd {
+    /// Just past its `\n`, at this offset.
+    At(u64),
+    /// The file ends first (it ends without a `\n`, or it shrank).
+    FileEnd,
+    /// Not within the bytes looked at: a longer line.
+    Beyond,
+}
+
+/// Where the first `\n` at or after offset `from` in `file` is, looking at most `within` bytes
+/// (at least 1) on. Reads into `scratch`, [`LOOKAHEAD`] bytes first, then twice as much each read:
+/// a line of a few hundred bytes costs one small read, a long one a few, and memory and reading
+/// stay bounded by `within` however long the line.
 pub fn line_end_after(
     file: &File,
     from: u64,
     scratch: &mut Vec<u8>,
-    most: usize,
-) -> io::Result<Option<u64>> {
+    within: usize,
+) -> io::Result<LineEnd> {
+    let last = from + within.max(1) as u64;
     let mut at = from;
-    let mut size = LOOKAHEAD.min(most.max(1));
+    let mut size = LOOKAHEAD.min(within.max(1));
     loop {
         scratch.resize(size, 0);
         let read = read_at_most(file, scratch, at)?;
         if let Some(newline) = memchr(b'\n', &scratch[..read]) {
-            return Ok(Some(at + newline as u64 + 1));
+            return Ok(LineEnd::At(at + newline as u64 + 1));
         }
         if read < size {
-            return Ok(None);
+            return Ok(LineEnd::FileEnd);
         }
         at += read as u64;
-        size = (size * 2).min(most.max(size));
+        if at >= last {
+            return Ok(LineEnd::Beyond);
+        }
+        size = (size * 2).min((last - at) as usize);
     }
 }
 
@@ -86,16 +101,31 @@ mod tests {
     fn line_ends_are_found_across_reads_and_not_past_the_end() {
         let file = file_of(b"ab\ncdefgh\nij");
         let mut scratch = Vec::new();
-        for most in [1, 2, 3, 100] {
-            let mut end_after = |from| line_end_after(&file, from, &mut scratch, most).unwrap();
-            assert_eq!(end_after(0), Some(3));
-            assert_eq!(end_after(2), Some(3));
-            assert_eq!(end_after(3), Some(10));
-            assert_eq!(end_after(10), None);
-            assert_eq!(end_after(99), None);
+        for within in [7, 8, 100] {
+            let mut end_after = |from| line_end_after(&file, from, &mut scratch, within).unwrap();
+            assert_eq!(end_after(0), LineEnd::At(3));
+            assert_eq!(end_after(2), LineEnd::At(3));
+            assert_eq!(end_after(3), LineEnd::At(10));
+            assert_eq!(end_after(10), LineEnd::FileEnd);
+            assert_eq!(end_after(99), LineEnd::FileEnd);
         }
         assert!(scratch.len() <= 100);
         assert_eq!(size_hint(&file), 12);
+    }
+
+    #[test]
+    fn a_line_longer_than_the_search_is_beyond_it() {
+        let file = file_of(b"ab\ncdefgh\nij");
+        let mut scratch = Vec::new();
+        for within in [1, 2, 6] {
+            let end_after = line_end_after(&file, 3, &mut scratch, within).unwrap();
+            assert_eq!(end_after, LineEnd::Beyond, "{within}");
+            assert!(scratch.len() <= within);
+        }
+        assert_eq!(
+            line_end_after(&file, 2, &mut scratch, 1).unwrap(),
+            LineEnd::At(3)
+        );
     }
 
     #[test]

@@ -30,7 +30,7 @@ use memchr::memchr;
 use crate::error::Error;
 use crate::frame::Chunk;
 use crate::io::gather::is_due;
-use crate::io::ranges::{line_end_after, read_at_most, size_hint};
+use crate::io::ranges::{LOOKAHEAD, LineEnd, line_end_after, read_at_most, size_hint};
 use crate::io::{Input, Output};
 use crate::parallel::{OnPanic, Reorder, Slots, join, spawn};
 use crate::stats::{StageClock, Stats};
@@ -269,11 +269,17 @@ fn read_ranges<W: Write>(
         }
     }
     let read_here = at - start;
+    // A cut looks this far for its line's end. A longer line ends the ranges: the stream reads
+    // on through it, reading it once, and the ranges resume after it (the file is offered again
+    // on the next read). Cutting through it would read it twice, once to find the cut.
+    let search = (size as usize / 8).max(LOOKAHEAD);
+    let mut ranges = 0;
     while failed.is_none() && at + size < hint && !flight.range_failed()? {
-        let end = match line_end_after(file, at + size - 1, scratch, size as usize) {
-            Ok(Some(end)) => end,
-            // The file ends within this range: its last line lacks its `\n`, or it shrank.
-            Ok(None) => break,
+        let end = match line_end_after(file, at + size - 1, scratch, search) {
+            Ok(LineEnd::At(end)) => end,
+            // The file ends within this range (its last line lacks its `\n`, or it shrank), or
+            // a long line starts here: the rest is read as a stream.
+            Ok(LineEnd::FileEnd | LineEnd::Beyond) => break,
             Err(error) => {
                 failed = Some(error);
                 break;
@@ -283,9 +289,12 @@ fn read_ranges<W: Write>(
         let len = (end - at) as usize;
         flight.send_range(Range { file, at, len })?;
         at = end;
+        ranges += 1;
     }
-    // Every range written: a failed one is known, and no slot holds the file open any longer.
-    flight.drain()?;
+    if ranges > 0 {
+        // Every range written: a failed one is known, and no slot holds the file open any longer.
+        flight.drain()?;
+    }
     match failed.or(lock(flight.writing)?.read_error.take()) {
         Some(error) => input.skip_source(error),
         None => {
@@ -299,7 +308,8 @@ fn read_ranges<W: Write>(
 
 /// Reads `file` from `at` into `chunk`, which holds the start of a line, up to that line's end or
 /// the file's, as a stream read would; returns the offset after it and whether the line ended.
-/// Each read fills the chunk's spare room, and what it brings past the line's end is left unused.
+/// What a read brings past the line's end is left unused, to be read again: reads of
+/// [`LOOKAHEAD`] keep that small.
 fn complete_line(
     file: &File,
     mut at: u64,
@@ -307,8 +317,8 @@ fn complete_line(
 ) -> Result<io::Result<(u64, bool)>, Error> {
     loop {
         let spare = chunk.spare()?;
-        let room = spare.len();
-        let read = match read_at_most(file, spare, at) {
+        let room = spare.len().min(LOOKAHEAD);
+        let read = match read_at_most(file, &mut spare[..room], at) {
             Ok(read) => read,
             Err(error) => return Ok(Err(error)),
         };
