@@ -273,6 +273,20 @@ impl Chunk {
 mod tests {
     use super::*;
 
+    /// Puts what fits of `piece` into `buffer`'s spare room, as a read would; returns the rest.
+    fn read_into<'a, B>(
+        buffer: &mut B,
+        piece: &'a [u8],
+        spare: fn(&mut B) -> Result<&mut [u8], Error>,
+        filled: fn(&mut B, usize),
+    ) -> &'a [u8] {
+        let spare = spare(buffer).unwrap();
+        let n = spare.len().min(piece.len());
+        spare[..n].copy_from_slice(&piece[..n]);
+        filled(buffer, n);
+        &piece[n..]
+    }
+
     /// Feeds `input` in reads of at most `read_size` bytes and collects what comes out.
     fn frame(input: &[u8], capacity: usize, read_size: usize) -> Vec<Vec<u8>> {
         let mut buffer = LineBuffer::new(capacity);
@@ -280,11 +294,7 @@ mod tests {
         for piece in input.chunks(read_size) {
             let mut piece = piece;
             while !piece.is_empty() {
-                let spare = buffer.spare().unwrap();
-                let n = spare.len().min(piece.len());
-                spare[..n].copy_from_slice(&piece[..n]);
-                buffer.filled(n);
-                piece = &piece[n..];
+                piece = read_into(&mut buffer, piece, LineBuffer::spare, LineBuffer::filled);
                 while let Some(line) = buffer.next_line() {
                     lines.push(line.to_vec());
                 }
@@ -349,11 +359,7 @@ mod tests {
         for piece in input.chunks(read_size) {
             let mut piece = piece;
             while !piece.is_empty() {
-                let spare = chunk.spare().unwrap();
-                let n = spare.len().min(piece.len());
-                spare[..n].copy_from_slice(&piece[..n]);
-                chunk.filled(n);
-                piece = &piece[n..];
+                piece = read_into(&mut chunk, piece, Chunk::spare, Chunk::filled);
                 if chunk.has_lines() && (chunk.is_full() || live) {
                     chunk.take_lines(&mut handed).unwrap();
                     chunks.push(handed.bytes().to_vec());
