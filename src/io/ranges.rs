@@ -8,10 +8,10 @@
 use std::fs::File;
 use std::io;
 use std::os::fd::AsFd;
-use std::os::unix::fs::FileExt;
 
 use memchr::memchr;
 use rustix::fs::fstat;
+use rustix::io::{Errno, pread};
 
 /// Bytes read at a time when looking for a line's end: most lines end within the first read.
 pub const LOOKAHEAD: usize = 4096;
@@ -25,13 +25,40 @@ pub fn size_hint(file: &File) -> u64 {
 /// Reads from `file` at offset `at` into `buf` until it is full or the file ends (it may have
 /// shrunk); returns the bytes read. Signals are waited out.
 pub fn read_at_most(file: &File, buf: &mut [u8], at: u64) -> io::Result<usize> {
+    read_fully(at, buf.len(), |done, at| pread(file, &mut buf[done..], at))
+}
+
+/// Appends to `buf` what `file` holds from offset `at`, `len` bytes or up to the file's end (it
+/// may have shrunk), as [`read_at_most`] does; returns the bytes read. The bytes are read into
+/// `buf`'s spare capacity, which is not zeroed first; failing to make room is an error.
+pub fn append_at_most(file: &File, buf: &mut Vec<u8>, len: usize, at: u64) -> io::Result<usize> {
+    buf.try_reserve(len)
+        .map_err(|_| io::Error::from(io::ErrorKind::OutOfMemory))?;
+    read_fully(at, len, |done, at| {
+        let start = buf.len();
+        let room = &mut buf.spare_capacity_mut()[..len - done];
+        let read = pread(file, room, at)?.0.len();
+        // SAFETY: `pread` initialised the first `read` bytes of the spare capacity, which begins
+        // at the old length.
+        unsafe { buf.set_len(start + read) };
+        Ok(read)
+    })
+}
+
+/// Runs `read(done, at + done)` until `len` bytes are done or a read returns 0; returns the bytes
+/// done. A read interrupted by a signal is tried again.
+fn read_fully(
+    at: u64,
+    len: usize,
+    mut read: impl FnMut(usize, u64) -> Result<usize, Errno>,
+) -> io::Result<usize> {
     let mut done = 0;
-    while done < buf.len() {
-        match file.read_at(&mut buf[done..], at + done as u64) {
+    while done < len {
+        match read(done, at + done as u64) {
             Ok(0) => break,
             Ok(n) => done += n,
-            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
-            Err(error) => return Err(error),
+            Err(Errno::INTR) => {}
+            Err(error) => return Err(error.into()),
         }
     }
     Ok(done)
@@ -137,5 +164,10 @@ mod tests {
         assert_eq!(read_at_most(&file, &mut buf, 8).unwrap(), 2);
         assert_eq!(&buf[..2], b"89");
         assert_eq!(read_at_most(&file, &mut buf, 20).unwrap(), 0);
+        let mut appended = b"ab".to_vec();
+        assert_eq!(append_at_most(&file, &mut appended, 4, 3).unwrap(), 4);
+        assert_eq!(append_at_most(&file, &mut appended, 4, 8).unwrap(), 2);
+        assert_eq!(append_at_most(&file, &mut appended, 4, 20).unwrap(), 0);
+        assert_eq!(appended, b"ab345689");
     }
 }

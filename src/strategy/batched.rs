@@ -30,7 +30,9 @@ use memchr::memchr;
 use crate::error::Error;
 use crate::frame::Chunk;
 use crate::io::gather::is_due;
-use crate::io::ranges::{LOOKAHEAD, LineEnd, line_end_after, read_at_most, size_hint};
+use crate::io::ranges::{
+    LOOKAHEAD, LineEnd, append_at_most, line_end_after, read_at_most, size_hint,
+};
 use crate::io::{Input, Output};
 use crate::parallel::{OnPanic, Reorder, Slots, join, spawn};
 use crate::stats::{StageClock, Stats};
@@ -105,7 +107,7 @@ impl Slot {
         if let Some(Range { file, at, len }) = &self.range {
             let read = self
                 .input
-                .refill(*len, |buf| read_at_most(file, buf, *at))?;
+                .refill(*len, |buf| append_at_most(file, buf, *len, *at))?;
             if let Err(error) = read {
                 self.output.clear();
                 self.lines = 0;
