@@ -415,10 +415,10 @@ fn a_read_error_in_a_range_is_reported_and_the_file_skipped() {
     assert!(finished.stdout == reference(&others));
 }
 
-/// A file of lines far longer than a chunk is read about once: a cut that finds no line end near
-/// it leaves the lines to the stream, rather than reading each line once to find the cut and
-/// again to render it. The bytes `batched` read are its `rchar` (`/proc/PID/io`), which the shell
-/// that waited for it has taken into its own.
+/// A file of lines far longer than a chunk is read about once: where a cut finds no line end
+/// near it, the reading thread reads the range through to the line's end itself, rather than
+/// reading each line once to find the cut and again in the worker. The bytes `batched` read are
+/// its `rchar` (`/proc/PID/io`), which the shell that waited for it has taken into its own.
 #[test]
 fn lines_longer_than_a_chunk_are_read_once() {
     let path = scratch("long-lines");
@@ -426,8 +426,15 @@ fn lines_longer_than_a_chunk_are_read_once() {
         .flat_map(|n| format!("{n}{}\n", " x".repeat(50_000)).into_bytes())
         .collect();
     fs::write(&path, &input).expect("writing");
+    // Its last line, as long, lacks its `\n` and runs on into the next file.
+    let unended = scratch("long-lines-unended");
+    let last = " y".repeat(30_000).into_bytes();
+    fs::write(&unended, [&input[..], &last[..]].concat()).expect("writing");
+    let next = scratch("after-long-lines");
+    fs::write(&next, b"next\n").expect("writing");
+    let expected = [&input[..], &last[..], b"next\n"].concat();
+    assert!(in_process(&knobs(2, 4096), &[unended, next]) == reference(&expected));
     let files = [path];
-    assert!(in_process(&knobs(2, 4096), &files) == reference(&input));
     let script = r#""$0" --chunk-size 4K "$1" > /dev/null && exec cat /proc/$$/io"#;
     let mut command = Command::new("sh");
     command.args(["-c", script, env!("CARGO_BIN_EXE_batched")]);

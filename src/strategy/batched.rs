@@ -25,7 +25,7 @@ use std::thread;
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender, bounded};
-use memchr::memchr;
+use memchr::{memchr, memrchr};
 
 use crate::error::Error;
 use crate::frame::Chunk;
@@ -270,18 +270,31 @@ fn read_ranges<W: Write>(
             Err(error) => failed = Some(error),
         }
     }
-    let read_here = at - start;
-    // A cut looks this far for its line's end. A longer line ends the ranges: the stream reads
-    // on through it, reading it once, and the ranges resume after it (the file is offered again
-    // on the next read). Cutting through it would read it twice, once to find the cut.
+    let mut read_here = at - start;
+    // A cut looks this far on for its line's end. A longer line is not cut through (which would
+    // read it twice, once to find the cut and again in the worker): this thread reads the range
+    // through to the line's end itself, and a worker only renders it.
     let search = (size as usize / 8).max(LOOKAHEAD);
     let mut ranges = 0;
     while failed.is_none() && at + size < hint && !flight.range_failed()? {
         let end = match line_end_after(file, at + size - 1, scratch, search) {
             Ok(LineEnd::At(end)) => end,
-            // The file ends within this range (its last line lacks its `\n`, or it shrank), or
-            // a long line starts here: the rest is read as a stream.
-            Ok(LineEnd::FileEnd | LineEnd::Beyond) => break,
+            Ok(LineEnd::Beyond) => match flight.send_read_through(file, at, size as usize)? {
+                Ok(Some(end)) => {
+                    read_here += end - at;
+                    at = end;
+                    continue;
+                }
+                // No line ends before the file does: the rest is read as a stream.
+                Ok(None) => break,
+                Err(error) => {
+                    failed = Some(error);
+                    break;
+                }
+            },
+            // The file ends within this range (its last line lacks its `\n`, or it shrank): the
+            // rest is read as a stream.
+            Ok(LineEnd::FileEnd) => break,
             Err(error) => {
                 failed = Some(error);
                 break;
@@ -331,6 +344,34 @@ fn complete_line(
         if newline.is_some() || read < room {
             return Ok(Ok((at, newline.is_some())));
         }
+    }
+}
+
+/// Appends to `buf` what `file` holds from `at`: `size` bytes, then on to the end of the line
+/// running there, in reads of [`LOOKAHEAD`] doubling up to 64 KiB or a chunk, so that what the
+/// last read brings past the line's end, which is dropped, stays small beside a line this long. Where the
+/// file ends first, only whole lines are kept. Returns the bytes kept.
+fn read_through(file: &File, buf: &mut Vec<u8>, size: usize, at: u64) -> io::Result<usize> {
+    let mut want = size;
+    let mut read = append_at_most(file, buf, want, at)?;
+    let mut piece = LOOKAHEAD;
+    let mut from = size.saturating_sub(1).min(buf.len());
+    loop {
+        if let Some(newline) = memchr(b'\n', &buf[from..]) {
+            buf.truncate(from + newline + 1);
+            return Ok(buf.len());
+        }
+        if read < want {
+            // The file ended within the line: it is left to the stream, to run on into the next
+            // source if it lacks its `\n` at the end.
+            let whole = memrchr(b'\n', buf).map_or(0, |newline| newline + 1);
+            buf.truncate(whole);
+            return Ok(whole);
+        }
+        from = buf.len();
+        want = piece;
+        piece = (piece * 2).min((16 * LOOKAHEAD).min(size).max(LOOKAHEAD));
+        read = append_at_most(file, buf, want, at + from as u64)?;
     }
 }
 
@@ -484,6 +525,33 @@ impl<W: Write> Flight<'_, W> {
         let mut slot = self.slot()?;
         slot.range = Some(range);
         self.send(slot)
+    }
+
+    /// Reads `file` from `at` into a slot, `size` bytes and on through the line running there, and
+    /// hands it to a worker to render; returns the offset after it. `None` if the file ends before
+    /// any line does from `at` (nothing is handed on); lines before a last one without its `\n`
+    /// are handed on, and the offset after them returned.
+    fn send_read_through(
+        &mut self,
+        file: &File,
+        at: u64,
+        size: usize,
+    ) -> Result<io::Result<Option<u64>>, Error> {
+        let mut slot = self.slot()?;
+        let read = slot
+            .input
+            .refill(size, |buf| read_through(file, buf, size, at))?;
+        let len = slot.input.bytes().len() as u64;
+        match read {
+            Ok(()) if len > 0 => {
+                self.send(slot)?;
+                Ok(Ok(Some(at + len)))
+            }
+            read => {
+                self.slots.give_back(slot);
+                Ok(read.map(|()| None))
+            }
+        }
     }
 
     /// Renders the whole lines in `chunk` here, and writes them after what the workers hold.
