@@ -236,7 +236,8 @@ fn read_all<W: Write>(
 ///
 /// Ranges are cut here, in order, each at the first `\n` at or past a chunk's worth: finding it
 /// reads a few KiB at the cut, so each range is known whole before a worker starts on it, no
-/// worker waits on another, and the ranges tile the file exactly.
+/// worker waits on another, and the ranges tile the file exactly. A range whose last line is
+/// long is read here instead, through to that line's end, and only rendered by a worker.
 fn read_ranges<W: Write>(
     file: &Arc<File>,
     size: usize,
@@ -275,7 +276,6 @@ fn read_ranges<W: Write>(
     // read it twice, once to find the cut and again in the worker): this thread reads the range
     // through to the line's end itself, and a worker only renders it.
     let search = (size as usize / 8).max(LOOKAHEAD);
-    let mut ranges = 0;
     while failed.is_none() && at + size < hint && !flight.range_failed()? {
         let end = match line_end_after(file, at + size - 1, scratch, search) {
             Ok(LineEnd::At(end)) => end,
@@ -304,12 +304,9 @@ fn read_ranges<W: Write>(
         let len = (end - at) as usize;
         flight.send_range(Range { file, at, len })?;
         at = end;
-        ranges += 1;
     }
-    if ranges > 0 {
-        // Every range written: a failed one is known, and no slot holds the file open any longer.
-        flight.drain()?;
-    }
+    // Every range written: a failed one is known, and no slot holds the file open any longer.
+    flight.drain()?;
     match failed.or(lock(flight.writing)?.read_error.take()) {
         Some(error) => input.skip_source(error),
         None => {
