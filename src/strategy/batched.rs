@@ -162,13 +162,26 @@ pub fn run(
             ..
         } = flight;
         if read.is_err() {
-            // Nothing more is written: the workers only hand their slots back, and end.
-            lock(&writing)?.failed = true;
+            // Nothing more is written: the workers only hand their slots back, and end. (A lock
+            // poisoned by a worker's panic says as much already.)
+            if let Ok(mut state) = writing.lock() {
+                state.failed = true;
+            }
         }
-        // The workers end when their channel closes.
+        // The workers end when their channel closes. Each is joined here, even after one has
+        // panicked, so that no panic is left for the scope to raise.
         drop(to_workers);
+        let mut fault = None;
         for worker in workers {
-            stats.stages.push(join(worker)?);
+            match join(worker) {
+                Ok(clock) => stats.stages.push(clock),
+                Err(error) => {
+                    fault.get_or_insert(error);
+                }
+            }
+        }
+        if let Some(error) = fault {
+            return Err(error);
         }
         clock.busy();
         stats.stages.insert(0, clock);
