@@ -359,8 +359,8 @@ fn complete_line(
 
 /// Appends to `buf` what `file` holds from `at`: `size` bytes, then on to the end of the line
 /// running there, in reads of [`LOOKAHEAD`] doubling up to 64 KiB or a chunk, so that what the
-/// last read brings past the line's end, which is dropped, stays small beside a line this long. Where the
-/// file ends first, only whole lines are kept. Returns the bytes kept.
+/// last read brings past the line's end, which is dropped, stays small beside a line this long.
+/// Where the file ends first, only whole lines are kept. Returns the bytes kept.
 fn read_through(file: &File, buf: &mut Vec<u8>, size: usize, at: u64) -> io::Result<usize> {
     let mut want = size;
     let mut read = append_at_most(file, buf, want, at)?;
