@@ -91,6 +91,28 @@ proptest! {
         let output = in_process(&knobs(threads, chunk_size), &[path.clone(), path.clone()]);
         prop_assert!(output == reference(&[&input[..], &input[..]].concat()));
     }
+
+    /// The same with lines longer than the 4 KiB a cut looks ahead, which the reading thread
+    /// reads through to their ends itself, the last perhaps without its `\n`.
+    #[test]
+    fn ranges_tile_a_file_of_long_lines(
+        lengths in prop::collection::vec(0usize..20_000, 1..10),
+        ended in any::<bool>(),
+        chunk_size in 1usize..9_000,
+        threads in 1usize..4,
+    ) {
+        let mut input: Vec<u8> = lengths
+            .iter()
+            .flat_map(|&length| [&b"a b "[..].repeat(length / 4)[..], b"\n"].concat())
+            .collect();
+        if !ended {
+            input.pop();
+        }
+        let path = scratch(&format!("long-soup-{chunk_size}-{threads}"));
+        fs::write(&path, &input).expect("writing");
+        let output = in_process(&knobs(threads, chunk_size), &[path.clone(), path.clone()]);
+        prop_assert!(output == reference(&[&input[..], &input[..]].concat()));
+    }
 }
 
 /// Many ranges, each line its own at chunk size 1, and a file large enough for every worker.
