@@ -3,7 +3,7 @@
 //! rather than hangs.
 
 use std::io;
-use std::thread::{self, JoinHandle};
+use std::thread::{self, Scope, ScopedJoinHandle};
 
 use crate::error::Error;
 
@@ -107,19 +107,21 @@ impl<F: FnMut()> Drop for OnPanic<F> {
     }
 }
 
-/// Starts a thread named `name`; failing to start one is an error, not a panic.
-pub fn spawn<T: Send + 'static>(
+/// Starts a thread named `name` in `scope`, so that it may borrow what outlives the scope;
+/// failing to start one is an error, not a panic.
+pub fn spawn<'scope, T: Send + 'scope>(
+    scope: &'scope Scope<'scope, '_>,
     name: String,
-    body: impl FnOnce() -> T + Send + 'static,
-) -> Result<JoinHandle<T>, Error> {
+    body: impl FnOnce() -> T + Send + 'scope,
+) -> Result<ScopedJoinHandle<'scope, T>, Error> {
     thread::Builder::new()
         .name(name.clone())
-        .spawn(body)
+        .spawn_scoped(scope, body)
         .map_err(|error| Error::new(format!("starting the {name} thread"), error))
 }
 
 /// Waits for a thread to finish and returns its result; its panic becomes an error.
-pub fn join<T>(thread: JoinHandle<T>) -> Result<T, Error> {
+pub fn join<T>(thread: ScopedJoinHandle<'_, T>) -> Result<T, Error> {
     let name = thread.thread().name().unwrap_or("a thread").to_owned();
     thread
         .join()
@@ -175,25 +177,31 @@ mod tests {
     #[test]
     fn panic_in_a_thread_raises_the_alarm_and_join_reports_it() {
         let (alarm, alarmed) = bounded(1);
-        let thread = spawn("doomed".to_owned(), move || {
-            let _alarm = OnPanic(|| alarm.send(()).expect("room for the alarm"));
-            panic!("on purpose");
-        })
-        .expect("a thread starts");
-        assert_eq!(alarmed.recv(), Ok(()));
-        let error = join(thread).expect_err("the thread panicked");
-        assert_eq!(error.to_string(), "doomed: the thread panicked");
+        thread::scope(|scope| {
+            let thread = spawn(scope, "doomed".to_owned(), move || {
+                let _alarm = OnPanic(|| alarm.send(()).expect("room for the alarm"));
+                panic!("on purpose");
+            })
+            .expect("a thread starts");
+            assert_eq!(alarmed.recv(), Ok(()));
+            let error = join(thread).expect_err("the thread panicked");
+            assert_eq!(error.to_string(), "doomed: the thread panicked");
+        });
     }
 
     #[test]
     fn no_alarm_without_a_panic() {
         let (alarm, alarmed) = bounded(1);
-        let thread = spawn("calm".to_owned(), move || {
-            let _alarm = OnPanic(|| alarm.send(()).expect("room for the alarm"));
-            7
-        })
-        .expect("a thread starts");
-        assert_eq!(join(thread).expect("no panic"), 7);
+        let borrowed = 7;
+        thread::scope(|scope| {
+            let thread = spawn(scope, "calm".to_owned(), || {
+                let _alarm = OnPanic(|| alarm.send(()).expect("room for the alarm"));
+                borrowed
+            })
+            .expect("a thread starts");
+            assert_eq!(join(thread).expect("no panic"), 7);
+        });
+        drop(alarm);
         assert!(alarmed.recv().is_err(), "the alarm was dropped unrung");
     }
 }

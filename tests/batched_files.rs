@@ -91,6 +91,28 @@ proptest! {
         let output = in_process(&knobs(threads, chunk_size), &[path.clone(), path.clone()]);
         prop_assert!(output == reference(&[&input[..], &input[..]].concat()));
     }
+
+    /// The same with lines longer than the 4 KiB a cut looks ahead, which the reading thread
+    /// reads through to their ends itself, the last perhaps without its `\n`.
+    #[test]
+    fn ranges_tile_a_file_of_long_lines(
+        lengths in prop::collection::vec(0usize..20_000, 1..10),
+        ended in any::<bool>(),
+        chunk_size in 1usize..9_000,
+        threads in 1usize..4,
+    ) {
+        let mut input: Vec<u8> = lengths
+            .iter()
+            .flat_map(|&length| [&b"a b "[..].repeat(length / 4)[..], b"\n"].concat())
+            .collect();
+        if !ended {
+            input.pop();
+        }
+        let path = scratch(&format!("long-soup-{chunk_size}-{threads}"));
+        fs::write(&path, &input).expect("writing");
+        let output = in_process(&knobs(threads, chunk_size), &[path.clone(), path.clone()]);
+        prop_assert!(output == reference(&[&input[..], &input[..]].concat()));
+    }
 }
 
 /// Many ranges, each line its own at chunk size 1, and a file large enough for every worker.
@@ -413,6 +435,45 @@ fn a_read_error_in_a_range_is_reported_and_the_file_skipped() {
         "batched: reading stdin: Bad file descriptor (os error 9)\n"
     );
     assert!(finished.stdout == reference(&others));
+}
+
+/// A file of lines far longer than a chunk is read about once: where a cut finds no line end
+/// near it, the reading thread reads the range through to the line's end itself, rather than
+/// reading each line once to find the cut and again in the worker. The bytes `batched` read are
+/// its `rchar` (`/proc/PID/io`), which the shell that waited for it has taken into its own.
+#[test]
+fn lines_longer_than_a_chunk_are_read_once() {
+    let path = scratch("long-lines");
+    let input: Vec<u8> = (0..40)
+        .flat_map(|n| format!("{n}{}\n", " x".repeat(50_000)).into_bytes())
+        .collect();
+    fs::write(&path, &input).expect("writing");
+    // Its last line, as long, lacks its `\n` and runs on into the next file.
+    let unended = scratch("long-lines-unended");
+    let last = " y".repeat(30_000).into_bytes();
+    fs::write(&unended, [&input[..], &last[..]].concat()).expect("writing");
+    let next = scratch("after-long-lines");
+    fs::write(&next, b"next\n").expect("writing");
+    let expected = [&input[..], &last[..], b"next\n"].concat();
+    assert!(in_process(&knobs(2, 4096), &[unended, next]) == reference(&expected));
+    let files = [path];
+    let script = r#""$0" --chunk-size 4K "$1" > /dev/null && exec cat /proc/$$/io"#;
+    let mut command = Command::new("sh");
+    command.args(["-c", script, env!("CARGO_BIN_EXE_batched")]);
+    command.arg(&files[0]);
+    let finished = run_command(command, b"");
+    assert!(finished.status.success(), "{finished:?}");
+    let io = String::from_utf8(finished.stdout).expect("text");
+    let read: u64 = io
+        .lines()
+        .find_map(|line| line.strip_prefix("rchar: "))
+        .and_then(|count| count.parse().ok())
+        .expect("an rchar line");
+    let size = input.len() as u64;
+    assert!(
+        read < size + size / 4,
+        "read {read} bytes of a {size}-byte file"
+    );
 }
 
 /// Reading a file in ranges changes nothing about reading it: the bytes read count as read.

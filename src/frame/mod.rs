@@ -154,15 +154,15 @@ impl LineBuffer {
 #[derive(Debug)]
 pub struct Chunk {
     /// The storage, all of it initialised so that reads can go straight into it. Empty until the
-    /// first read, so that making a chunk cannot fail; then its length only grows, and past
-    /// `size` only while one line does not fit.
+    /// first read, so that making a chunk cannot fail; past `size` only while one line does not
+    /// fit. [`refill`](Self::refill) leaves it as long as what it read, unzeroed room behind.
     buf: Vec<u8>,
     /// One past the last `\n` in `..end`, or 0 if there is none. `lines_end <= end`.
     lines_end: usize,
     /// One past the last byte read in. `end <= buf.len()`.
     end: usize,
     /// How many bytes a chunk is filled to before its lines are handed on. At least 1, and
-    /// `size <= buf.len()` once the chunk is being filled.
+    /// `size <= buf.len()` once the chunk is being filled by [`spare`](Self::spare).
     size: usize,
 }
 
@@ -230,23 +230,26 @@ impl Chunk {
         &self.buf[..self.end]
     }
 
-    /// Replaces what the chunk holds with what `read` puts in room for `len` bytes, all of it then
-    /// whole lines (the last may lack its `\n`): for a range of a file read at an offset, which
-    /// may come back short where the file shrank. Fails if the room cannot be had; `read`'s own
-    /// failure is returned inside, to be told apart.
+    /// Replaces what the chunk holds with what `read` appends to its emptied storage, in which room
+    /// for `len` bytes is reserved but not zeroed: all of it then whole lines (the last may lack
+    /// its `\n`), for a range of a file read at an offset, which may come back short where the file
+    /// shrank. Fails if the room cannot be had; `read`'s own failure is returned inside, to be told
+    /// apart, and leaves the chunk empty.
     pub fn refill(
         &mut self,
         len: usize,
-        read: impl FnOnce(&mut [u8]) -> io::Result<usize>,
+        read: impl FnOnce(&mut Vec<u8>) -> io::Result<usize>,
     ) -> Result<io::Result<()>, Error> {
-        (self.end, self.lines_end) = (0, 0);
-        if self.buf.len() < len {
-            let by = len - self.buf.len();
-            grow(&mut self.buf, by)?;
+        self.buf.clear();
+        reserve(&mut self.buf, len)?;
+        let read = read(&mut self.buf);
+        if read.is_err() {
+            self.buf.clear();
         }
-        Ok(read(&mut self.buf[..len]).map(|read| {
-            (self.end, self.lines_end) = (read, read);
-        }))
+        // The storage is as long as what was read: `spare` lengthens it again if the chunk is
+        // read into as a stream.
+        (self.end, self.lines_end) = (self.buf.len(), self.buf.len());
+        Ok(read.map(|_| ()))
     }
 
     /// Moves the whole lines into `into`, dropping the bytes it held, and keeps the partial line
@@ -273,6 +276,20 @@ impl Chunk {
 mod tests {
     use super::*;
 
+    /// Puts what fits of `piece` into `buffer`'s spare room, as a read would; returns the rest.
+    fn read_into<'a, B>(
+        buffer: &mut B,
+        piece: &'a [u8],
+        spare: fn(&mut B) -> Result<&mut [u8], Error>,
+        filled: fn(&mut B, usize),
+    ) -> &'a [u8] {
+        let spare = spare(buffer).unwrap();
+        let n = spare.len().min(piece.len());
+        spare[..n].copy_from_slice(&piece[..n]);
+        filled(buffer, n);
+        &piece[n..]
+    }
+
     /// Feeds `input` in reads of at most `read_size` bytes and collects what comes out.
     fn frame(input: &[u8], capacity: usize, read_size: usize) -> Vec<Vec<u8>> {
         let mut buffer = LineBuffer::new(capacity);
@@ -280,11 +297,7 @@ mod tests {
         for piece in input.chunks(read_size) {
             let mut piece = piece;
             while !piece.is_empty() {
-                let spare = buffer.spare().unwrap();
-                let n = spare.len().min(piece.len());
-                spare[..n].copy_from_slice(&piece[..n]);
-                buffer.filled(n);
-                piece = &piece[n..];
+                piece = read_into(&mut buffer, piece, LineBuffer::spare, LineBuffer::filled);
                 while let Some(line) = buffer.next_line() {
                     lines.push(line.to_vec());
                 }
@@ -349,11 +362,7 @@ mod tests {
         for piece in input.chunks(read_size) {
             let mut piece = piece;
             while !piece.is_empty() {
-                let spare = chunk.spare().unwrap();
-                let n = spare.len().min(piece.len());
-                spare[..n].copy_from_slice(&piece[..n]);
-                chunk.filled(n);
-                piece = &piece[n..];
+                piece = read_into(&mut chunk, piece, Chunk::spare, Chunk::filled);
                 if chunk.has_lines() && (chunk.is_full() || live) {
                     chunk.take_lines(&mut handed).unwrap();
                     chunks.push(handed.bytes().to_vec());
@@ -383,7 +392,7 @@ mod tests {
         chunk.spare().unwrap()[..3].copy_from_slice(b"a\nb");
         chunk.filled(3);
         let refilled = chunk.refill(5, |buf| {
-            buf[..3].copy_from_slice(b"x\ny");
+            buf.extend_from_slice(b"x\ny");
             Ok(3)
         });
         assert!(refilled.unwrap().is_ok());
@@ -395,7 +404,10 @@ mod tests {
             b"x\ny",
             "the last line too, though it lacks its end"
         );
-        let failed = chunk.refill(4, |_| Err(io::Error::other("no")));
+        let failed = chunk.refill(4, |buf| {
+            buf.push(b'x');
+            Err(io::Error::other("no"))
+        });
         assert!(failed.unwrap().is_err());
         assert!(chunk.bytes().is_empty());
     }

@@ -1,29 +1,38 @@
 //! `batched`: OS threads. `threads` workers render chunks of lines in parallel; the calling thread
-//! reads the input, hands the chunks out, and writes their renderings in input order.
+//! reads the input and hands the chunks out; whichever thread finishes the rendering that is next
+//! in input order writes it.
 //!
 //! Under load, chunks go round in slots: the calling thread fills one with whole lines (or, for a
 //! regular file, names a range of it, which the worker reads itself at its offset), a worker
-//! renders it, and the calling thread writes it when its turn comes and fills it again. Only
-//! `threads + queue` slots exist and their buffers are reused, so memory is bounded by the
-//! settings and the longest line, the steady state allocates nothing, and a slow output holds
-//! reading back. Slots are numbered as handed out; [`Reorder`] puts them back in that order.
+//! renders it and writes it when its turn comes, and the slot goes back to the calling thread to
+//! be filled again. Only `threads + queue` slots exist and their buffers are reused, so memory is
+//! bounded by the settings and the longest line, the steady state allocates nothing, and a slow
+//! output holds reading back. Slots are numbered as handed out; [`Reorder`] puts them back in that
+//! order, under a lock that is held only to queue and to take renderings: the writing itself is
+//! done outside it, by one thread at a time, which writes the others' renderings too as their
+//! turns come. So the calling thread reads while the output is written, and no thread is woken
+//! just to write.
 //!
-//! When the input goes idle (lines have come and no more is waiting), the calling thread first
-//! writes what the workers hold, then renders the lines it holds itself and writes them: a live
-//! line passes through one thread, as in a one-thread filter, with no hand-off to wait for.
+//! When the input goes idle (lines have come and no more is waiting), the calling thread renders
+//! the lines it holds itself and writes them, unless a worker is writing, which then writes them
+//! after its own: a live line passes through one thread, as in a one-thread filter, with no
+//! hand-off to wait for.
 
 use std::fs::File;
 use std::io::{self, Seek, SeekFrom, Write};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread;
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender, bounded};
-use memchr::memchr;
+use memchr::{memchr, memrchr};
 
 use crate::error::Error;
 use crate::frame::Chunk;
 use crate::io::gather::is_due;
-use crate::io::ranges::{line_end_after, read_at_most, size_hint};
+use crate::io::ranges::{
+    LOOKAHEAD, LineEnd, append_at_most, line_end_after, read_at_most, size_hint,
+};
 use crate::io::{Input, Output};
 use crate::parallel::{OnPanic, Reorder, Slots, join, spawn};
 use crate::stats::{StageClock, Stats};
@@ -34,9 +43,9 @@ use crate::strategy::render_chunk_in_memory;
 /// is the end of a burst, and goes to a worker like a full chunk.
 const MOST_RENDERED_HERE: usize = 64 * 1024;
 
-/// How long the reading thread waits for more input after handing lines to a worker before it
-/// writes out what the workers hold: long enough for the next piece of a burst through a pipe to
-/// arrive, short enough that a line still comes out within a millisecond or so.
+/// How long the reading thread waits for more input, with renderings still out, before it waits
+/// for them to be written: the workers write them themselves, so this holds nothing back, but a
+/// write that failed must end the run even while the input idles (`> /dev/full`).
 const BURST_GAP: Duration = Duration::from_millis(1);
 
 /// The knobs.
@@ -98,7 +107,7 @@ impl Slot {
         if let Some(Range { file, at, len }) = &self.range {
             let read = self
                 .input
-                .refill(*len, |buf| read_at_most(file, buf, *at))?;
+                .refill(*len, |buf| append_at_most(file, buf, *len, *at))?;
             if let Err(error) = read {
                 self.output.clear();
                 self.lines = 0;
@@ -112,53 +121,76 @@ impl Slot {
 
 /// Renders every line of `input` onto `output`.
 ///
-/// The calling thread reads and writes; when the output fails, this returns at once. While no
-/// write comes, an input that watches the output (as [`FileInput`](crate::io::FileInput) does)
-/// notices its reader going away and ends the run with that error.
-pub fn run(knobs: &Knobs, mut input: impl Input, output: impl Write) -> Result<Stats, Error> {
+/// The calling thread reads; whichever thread renders the next rendering in input order writes
+/// it. When a write fails, the run ends with that error as soon as the calling thread next hands
+/// out a chunk or waits. While no write comes, an input that watches the output (as
+/// [`FileInput`](crate::io::FileInput) does) notices its reader going away and ends the run.
+pub fn run(
+    knobs: &Knobs,
+    mut input: impl Input,
+    output: impl Write + Send,
+) -> Result<Stats, Error> {
     let mut stats = Stats::start();
     let slots = knobs.threads + knobs.queue;
-    // Room for every slot in each, so that neither send ever blocks.
-    let (to_workers, jobs) = bounded(slots);
-    let (to_writer, rendered) = bounded(slots);
-    let mut workers = Vec::with_capacity(knobs.threads);
-    for n in 1..=knobs.threads {
-        let (jobs, to_writer) = (jobs.clone(), to_writer.clone());
-        let clock = StageClock::new(format!("worker {n}"), knobs.clocks);
-        workers.push(spawn(format!("worker {n}"), move || {
-            work(jobs, to_writer, clock)
-        })?);
-    }
-    let mut flight = Flight {
-        slots: Slots::new(slots),
-        chunk_size: knobs.chunk_size,
-        next_number: 0,
-        in_order: Reorder::new(slots),
-        to_workers,
-        rendered,
-        output: Output::new(output, "stdout", 0),
-        lines: 0,
-        bytes_read_by_workers: 0,
-        read_error: None,
-        clock: StageClock::new("reader", knobs.clocks),
-    };
-    let bytes_read_here = read_all(knobs.chunk_size, &mut input, &mut flight)?;
-    let Flight {
-        to_workers,
-        output,
-        mut clock,
-        ..
-    } = flight;
-    // The workers end when their channel closes.
-    drop(to_workers);
-    for worker in workers {
-        stats.stages.push(join(worker)?);
-    }
-    clock.busy();
-    stats.stages.insert(0, clock);
-    stats.lines = flight.lines;
-    stats.bytes_in = bytes_read_here + flight.bytes_read_by_workers;
-    stats.bytes_out = output.bytes_written();
+    let writing = Writing::new(slots, Output::new(output, "stdout", 0));
+    let bytes_read_here = thread::scope(|scope| {
+        // Room for every slot in each, and for one error from each worker, so that no send ever
+        // blocks. Made in the scope, so that an early return ends the workers started.
+        let (to_workers, jobs) = bounded(slots);
+        let (to_reader, freed) = bounded(slots + knobs.threads);
+        let mut workers = Vec::with_capacity(knobs.threads);
+        for n in 1..=knobs.threads {
+            let (jobs, to_reader, writing) = (jobs.clone(), to_reader.clone(), &writing);
+            let clock = StageClock::new(format!("worker {n}"), knobs.clocks);
+            workers.push(spawn(scope, format!("worker {n}"), move || {
+                work(jobs, to_reader, writing, clock)
+            })?);
+        }
+        let mut flight = Flight {
+            slots: Slots::new(slots),
+            chunk_size: knobs.chunk_size,
+            next_number: 0,
+            to_workers,
+            freed,
+            writing: &writing,
+            clock: StageClock::new("reader", knobs.clocks),
+        };
+        let read = read_all(knobs.chunk_size, &mut input, &mut flight);
+        let Flight {
+            to_workers,
+            mut clock,
+            ..
+        } = flight;
+        if read.is_err() {
+            // Nothing more is written: the workers only hand their slots back, and end. (A lock
+            // poisoned by a worker's panic says as much already.)
+            if let Ok(mut state) = writing.lock() {
+                state.failed = true;
+            }
+        }
+        // The workers end when their channel closes. Each is joined here, even after one has
+        // panicked, so that no panic is left for the scope to raise.
+        drop(to_workers);
+        let mut fault = None;
+        for worker in workers {
+            match join(worker) {
+                Ok(clock) => stats.stages.push(clock),
+                Err(error) => {
+                    fault.get_or_insert(error);
+                }
+            }
+        }
+        if let Some(error) = fault {
+            return Err(error);
+        }
+        clock.busy();
+        stats.stages.insert(0, clock);
+        read
+    })?;
+    let writing = writing.into_inner().map_err(|_| panicked())?;
+    stats.lines = writing.lines;
+    stats.bytes_in = bytes_read_here + writing.bytes_read_by_workers;
+    stats.bytes_out = writing.output.map_or(0, |output| output.bytes_written());
     Ok(stats)
 }
 
@@ -181,6 +213,7 @@ fn read_all<W: Write>(
         if read == 0 {
             chunk.finish();
             flight.render_here(&mut chunk)?;
+            flight.drain()?;
             return Ok(bytes_in);
         }
         chunk.filled(read);
@@ -191,19 +224,20 @@ fn read_all<W: Write>(
             continue;
         }
         if chunk.is_full() || chunk.bytes().len() > MOST_RENDERED_HERE {
-            // Under load, or the end of a burst: the lines go to a worker, and the next read may
-            // come while it renders. Nothing is held back long while the input waits, the
-            // workers' renderings neither: they are written if no input comes within a moment.
+            // Under load, or the end of a burst: the lines go to a worker, which writes them
+            // when their turn comes, and this thread reads on meanwhile.
             if chunk.has_lines() {
                 flight.send_lines(&mut chunk)?;
-            }
-            if flight.slots.out() > 0 && !input.waits_within(BURST_GAP) {
-                flight.drain()?;
             }
         } else {
             // Input arriving a little at a time: a worker would only add a hand-off to the
             // line's way out.
             flight.render_here(&mut chunk)?;
+        }
+        // Nothing waits for this thread to be written. But when the input idles, a write that
+        // failed meanwhile must still end the run: the workers are waited for first.
+        if flight.slots.out() > 0 && !input.waits_within(BURST_GAP) {
+            flight.drain()?;
         }
     }
 }
@@ -215,7 +249,8 @@ fn read_all<W: Write>(
 ///
 /// Ranges are cut here, in order, each at the first `\n` at or past a chunk's worth: finding it
 /// reads a few KiB at the cut, so each range is known whole before a worker starts on it, no
-/// worker waits on another, and the ranges tile the file exactly.
+/// worker waits on another, and the ranges tile the file exactly. A range whose last line is
+/// long is read here instead, through to that line's end, and only rendered by a worker.
 fn read_ranges<W: Write>(
     file: &Arc<File>,
     size: usize,
@@ -249,12 +284,30 @@ fn read_ranges<W: Write>(
             Err(error) => failed = Some(error),
         }
     }
-    let read_here = at - start;
-    while failed.is_none() && flight.read_error.is_none() && at + size < hint {
-        let end = match line_end_after(file, at + size - 1, scratch, size as usize) {
-            Ok(Some(end)) => end,
-            // The file ends within this range: its last line lacks its `\n`, or it shrank.
-            Ok(None) => break,
+    let mut read_here = at - start;
+    // A cut looks this far on for its line's end. A longer line is not cut through (which would
+    // read it twice, once to find the cut and again in the worker): this thread reads the range
+    // through to the line's end itself, and a worker only renders it.
+    let search = (size as usize / 8).max(LOOKAHEAD);
+    while failed.is_none() && at + size < hint && !flight.range_failed()? {
+        let end = match line_end_after(file, at + size - 1, scratch, search) {
+            Ok(LineEnd::At(end)) => end,
+            Ok(LineEnd::Beyond) => match flight.send_read_through(file, at, size as usize)? {
+                Ok(Some(end)) => {
+                    read_here += end - at;
+                    at = end;
+                    continue;
+                }
+                // No line ends before the file does: the rest is read as a stream.
+                Ok(None) => break,
+                Err(error) => {
+                    failed = Some(error);
+                    break;
+                }
+            },
+            // The file ends within this range (its last line lacks its `\n`, or it shrank): the
+            // rest is read as a stream.
+            Ok(LineEnd::FileEnd) => break,
             Err(error) => {
                 failed = Some(error);
                 break;
@@ -267,7 +320,7 @@ fn read_ranges<W: Write>(
     }
     // Every range written: a failed one is known, and no slot holds the file open any longer.
     flight.drain()?;
-    match failed.or(flight.read_error.take()) {
+    match failed.or(lock(flight.writing)?.read_error.take()) {
         Some(error) => input.skip_source(error),
         None => {
             if let Err(error) = handle.seek(SeekFrom::Start(at)) {
@@ -280,7 +333,8 @@ fn read_ranges<W: Write>(
 
 /// Reads `file` from `at` into `chunk`, which holds the start of a line, up to that line's end or
 /// the file's, as a stream read would; returns the offset after it and whether the line ended.
-/// Each read fills the chunk's spare room, and what it brings past the line's end is left unused.
+/// What a read brings past the line's end is left unused, to be read again: reads of
+/// [`LOOKAHEAD`] keep that small.
 fn complete_line(
     file: &File,
     mut at: u64,
@@ -288,8 +342,8 @@ fn complete_line(
 ) -> Result<io::Result<(u64, bool)>, Error> {
     loop {
         let spare = chunk.spare()?;
-        let room = spare.len();
-        let read = match read_at_most(file, spare, at) {
+        let room = spare.len().min(LOOKAHEAD);
+        let read = match read_at_most(file, &mut spare[..room], at) {
             Ok(read) => read,
             Err(error) => return Ok(Err(error)),
         };
@@ -303,31 +357,151 @@ fn complete_line(
     }
 }
 
-/// The calling thread's side of the round: slots free or out, renderings put back in order and
-/// written. Renderings are written only when a slot is needed again or before the input is
-/// waited on, so reading runs ahead as far as the slots allow.
-struct Flight<W> {
-    slots: Slots<Slot>,
-    chunk_size: usize,
-    /// The number the next slot handed out takes.
-    next_number: u64,
+/// Appends to `buf` what `file` holds from `at`: `size` bytes, then on to the end of the line
+/// running there, in reads of [`LOOKAHEAD`] doubling up to 64 KiB or a chunk, so that what the
+/// last read brings past the line's end, which is dropped, stays small beside a line this long.
+/// Where the file ends first, only whole lines are kept. Returns the bytes kept.
+fn read_through(file: &File, buf: &mut Vec<u8>, size: usize, at: u64) -> io::Result<usize> {
+    let mut want = size;
+    let mut read = append_at_most(file, buf, want, at)?;
+    let mut piece = LOOKAHEAD;
+    let mut from = size.saturating_sub(1).min(buf.len());
+    loop {
+        if let Some(newline) = memchr(b'\n', &buf[from..]) {
+            buf.truncate(from + newline + 1);
+            return Ok(buf.len());
+        }
+        if read < want {
+            // The file ended within the line: it is left to the stream, to run on into the next
+            // source if it lacks its `\n` at the end.
+            let whole = memrchr(b'\n', buf).map_or(0, |newline| newline + 1);
+            buf.truncate(whole);
+            return Ok(whole);
+        }
+        from = buf.len();
+        want = piece;
+        piece = (piece * 2).min((16 * LOOKAHEAD).min(size).max(LOOKAHEAD));
+        read = append_at_most(file, buf, want, at + from as u64)?;
+    }
+}
+
+/// The error for a thread that panicked, or for a channel whose far end went away with it.
+fn panicked() -> Error {
+    Error::new("rendering", io::Error::other("a worker thread panicked"))
+}
+
+/// The renderings on their way out, shared by every thread that writes: the calling thread for
+/// the lines it renders itself, each worker for its own.
+struct Writing<W> {
     in_order: Reorder<Slot>,
-    to_workers: Sender<Slot>,
-    rendered: Receiver<Result<Slot, Error>>,
-    output: Output<W>,
+    /// `None` while a thread is writing, which it does outside the lock: the others leave their
+    /// renderings in `in_order` for it, and it writes them too before it puts the output back.
+    output: Option<Output<W>>,
+    /// A write failed, or the run is ending early: nothing more is written.
+    failed: bool,
     lines: u64,
     /// Bytes the workers read themselves, counted as their slots are written.
     bytes_read_by_workers: u64,
     /// The first range that could not be read: the file's later ranges are dropped unwritten.
     read_error: Option<io::Error>,
-    /// The calling thread's clock, reported as the `reader` stage: its reads, its writes and the
-    /// lines it renders itself are busy time; waiting for the workers is waiting to receive.
+}
+
+impl<W> Writing<W> {
+    /// Before the first rendering, for at most `window` slots out at once.
+    fn new(window: usize, output: Output<W>) -> Mutex<Self> {
+        Mutex::new(Writing {
+            in_order: Reorder::new(window),
+            output: Some(output),
+            failed: false,
+            lines: 0,
+            bytes_read_by_workers: 0,
+            read_error: None,
+        })
+    }
+
+    /// Whether `slot`'s rendering is to be written, not dropped after a range of its file failed;
+    /// lets go of its file, so that a file is closed once its ranges are written.
+    fn admit(&mut self, slot: &mut Slot) -> bool {
+        let ranged = slot.range.take().is_some();
+        if let Some(error) = slot.read_error.take() {
+            self.read_error.get_or_insert(error);
+            return false;
+        }
+        if ranged {
+            if self.read_error.is_some() {
+                return false;
+            }
+            self.bytes_read_by_workers += slot.input.bytes().len() as u64;
+        }
+        true
+    }
+}
+
+fn lock<W>(writing: &Mutex<Writing<W>>) -> Result<MutexGuard<'_, Writing<W>>, Error> {
+    writing.lock().map_err(|_| panicked())
+}
+
+/// Puts `slot`'s rendering in line and, unless another thread is writing already (that one
+/// writes this too when its turn comes), writes every rendering whose turn has come, each outside
+/// the lock so that the others queue theirs meanwhile. Each slot written or dropped goes to
+/// `free`. A failed write is returned, and ends all writing.
+fn submit<W: Write>(
+    writing: &Mutex<Writing<W>>,
+    slot: Slot,
+    mut free: impl FnMut(Slot),
+) -> Result<(), Error> {
+    let mut state = lock(writing)?;
+    if state.failed {
+        free(slot);
+        return Ok(());
+    }
+    state.in_order.insert(slot.number, slot);
+    let Some(mut output) = state.output.take() else {
+        return Ok(());
+    };
+    while let Some(mut slot) = state.in_order.pop() {
+        if state.admit(&mut slot) {
+            drop(state);
+            let wrote = output.write(&slot.output);
+            state = lock(writing)?;
+            if let Err(error) = wrote {
+                // The slot is not handed back, nor those still in line: the calling thread,
+                // waiting for them, gets this error instead.
+                state.failed = true;
+                return Err(error);
+            }
+            state.lines += slot.lines;
+        }
+        free(slot);
+    }
+    state.output = Some(output);
+    Ok(())
+}
+
+/// The calling thread's side of the round: slots free or out, handed to the workers in input
+/// order. The slots come back once written, by whichever thread wrote them.
+struct Flight<'a, W> {
+    slots: Slots<Slot>,
+    chunk_size: usize,
+    /// The number the next slot handed out takes.
+    next_number: u64,
+    to_workers: Sender<Slot>,
+    /// Slots written, or the error that ended writing.
+    freed: Receiver<Result<Slot, Error>>,
+    writing: &'a Mutex<Writing<W>>,
+    /// The calling thread's clock, reported as the `reader` stage: its reads, the lines it
+    /// renders itself and their writing are busy time; waiting for a slot to come back is
+    /// waiting to receive.
     clock: StageClock,
 }
 
-impl<W: Write> Flight<W> {
-    /// A free slot, waiting for one to come back (and writing it) if all are out.
+impl<W: Write> Flight<'_, W> {
+    /// A free slot, waiting for one to come back if all are out.
     fn slot(&mut self) -> Result<Slot, Error> {
+        // Slots come back, and a failed write is noticed, without waiting.
+        while let Ok(freed) = self.freed.try_recv() {
+            self.slots.give_back(freed?);
+        }
         loop {
             let size = self.chunk_size;
             if let Some(slot) = self.slots.take(|| Slot::new(size)) {
@@ -337,13 +511,16 @@ impl<W: Write> Flight<W> {
         }
     }
 
-    /// Hands `slot` to a worker, numbered in input order.
-    fn send(&mut self, mut slot: Slot) -> Result<(), Error> {
+    /// Numbers `slot` in input order.
+    fn number(&mut self, slot: &mut Slot) {
         slot.number = self.next_number;
         self.next_number += 1;
-        self.to_workers
-            .send(slot)
-            .map_err(|_| Error::new("rendering", io::Error::other("the workers have gone")))
+    }
+
+    /// Hands `slot` to a worker.
+    fn send(&mut self, mut slot: Slot) -> Result<(), Error> {
+        self.number(&mut slot);
+        self.to_workers.send(slot).map_err(|_| panicked())
     }
 
     /// Hands the whole lines in `chunk` to a worker.
@@ -360,21 +537,47 @@ impl<W: Write> Flight<W> {
         self.send(slot)
     }
 
-    /// Writes everything the workers hold, then renders the whole lines in `chunk` here and
-    /// writes them.
+    /// Reads `file` from `at` into a slot, `size` bytes and on through the line running there, and
+    /// hands it to a worker to render; returns the offset after it. `None` if the file ends before
+    /// any line does from `at` (nothing is handed on); lines before a last one without its `\n`
+    /// are handed on, and the offset after them returned.
+    fn send_read_through(
+        &mut self,
+        file: &File,
+        at: u64,
+        size: usize,
+    ) -> Result<io::Result<Option<u64>>, Error> {
+        let mut slot = self.slot()?;
+        let read = slot
+            .input
+            .refill(size, |buf| read_through(file, buf, size, at))?;
+        let len = slot.input.bytes().len() as u64;
+        match read {
+            Ok(()) if len > 0 => {
+                self.send(slot)?;
+                Ok(Ok(Some(at + len)))
+            }
+            read => {
+                self.slots.give_back(slot);
+                Ok(read.map(|()| None))
+            }
+        }
+    }
+
+    /// Renders the whole lines in `chunk` here, and writes them after what the workers hold.
     fn render_here(&mut self, chunk: &mut Chunk) -> Result<(), Error> {
-        self.drain()?;
         if chunk.has_lines() {
             let mut slot = self.slot()?;
             chunk.take_lines(&mut slot.input)?;
             slot.render()?;
-            self.write(&slot)?;
-            self.slots.give_back(slot);
+            self.number(&mut slot);
+            let slots = &mut self.slots;
+            submit(self.writing, slot, |slot| slots.give_back(slot))?;
         }
         Ok(())
     }
 
-    /// Waits for every slot out, and writes them.
+    /// Waits until every slot out has been written.
     fn drain(&mut self) -> Result<(), Error> {
         while self.slots.out() > 0 {
             self.receive()?;
@@ -382,90 +585,86 @@ impl<W: Write> Flight<W> {
         Ok(())
     }
 
-    /// Waits for one rendering to come back, and writes those whose turn has come.
+    /// Waits for one slot to come back.
     fn receive(&mut self) -> Result<(), Error> {
         self.clock.busy();
-        let rendered = self.rendered.recv();
+        let freed = self.freed.recv();
         self.clock.waited_to_receive();
         // The workers hold their senders until this thread lets them go.
-        let gone = || Error::new("rendering", io::Error::other("the workers have gone"));
-        self.put_back(rendered.map_err(|_| gone())??)
-    }
-
-    /// Takes a rendered slot back and writes, in input order, all those whose turn has come.
-    fn put_back(&mut self, slot: Slot) -> Result<(), Error> {
-        self.in_order.insert(slot.number, slot);
-        while let Some(mut slot) = self.in_order.pop() {
-            let ranged = slot.range.take().is_some();
-            if let Some(error) = slot.read_error.take() {
-                self.read_error.get_or_insert(error);
-            } else if !(ranged && self.read_error.is_some()) {
-                self.write(&slot)?;
-                if ranged {
-                    self.bytes_read_by_workers += slot.input.bytes().len() as u64;
-                }
-            }
-            self.slots.give_back(slot);
-        }
+        self.slots.give_back(freed.map_err(|_| panicked())??);
         Ok(())
     }
 
-    fn write(&mut self, slot: &Slot) -> Result<(), Error> {
-        self.output.write(&slot.output)?;
-        self.lines += slot.lines;
-        Ok(())
+    /// Whether a range could not be read: the rest of its file is not cut.
+    fn range_failed(&self) -> Result<bool, Error> {
+        Ok(lock(self.writing)?.read_error.is_some())
     }
 }
 
-/// A worker: reads and renders slots, each into its own output buffer, and hands them back.
-fn work(
+/// A worker: reads and renders slots, writes them when their turn comes (or leaves them to the
+/// thread writing), and hands them back to the calling thread.
+fn work<W: Write>(
     jobs: Receiver<Slot>,
-    to_writer: Sender<Result<Slot, Error>>,
+    freed: Sender<Result<Slot, Error>>,
+    writing: &Mutex<Writing<W>>,
     mut clock: StageClock,
 ) -> StageClock {
-    // A panic here would lose a chunk, and the writer would wait for it forever.
+    // A panic here would lose a slot, and the calling thread would wait for it forever.
     let _alarm = OnPanic(|| {
-        let _ = to_writer.send(Err(Error::new(
-            "rendering",
-            io::Error::other("a worker thread panicked"),
-        )));
+        let _ = freed.send(Err(panicked()));
     });
     for mut slot in &jobs {
         clock.waited_to_receive();
-        let done = slot.read_and_render().map(|()| slot);
+        let done = slot.read_and_render().and_then(|()| {
+            submit(writing, slot, |slot| {
+                let _ = freed.send(Ok(slot));
+            })
+        });
         clock.busy();
-        if to_writer.send(done).is_err() {
+        if let Err(error) = done {
+            let _ = freed.send(Err(error));
             break;
         }
-        clock.waited_to_send();
     }
     clock
 }
 
 #[cfg(test)]
 mod tests {
-    use std::io::{BufRead, BufReader, Write};
+    use std::io::{BufRead, BufReader, PipeReader, PipeWriter};
     use std::os::fd::AsRawFd;
     use std::path::PathBuf;
+    use std::thread::JoinHandle;
 
     use super::*;
     use crate::io::FileInput;
     use crate::io::sources::Sources;
 
+    /// `run` on its own thread, reading a pipe and writing another: the pipe's writing end, the
+    /// output's reading end, and the run.
+    fn run_on_pipes(knobs: Knobs) -> (PipeWriter, PipeReader, JoinHandle<Result<Stats, Error>>) {
+        let (reader, writer) = std::io::pipe().unwrap();
+        let (output_reader, output_writer) = std::io::pipe().unwrap();
+        let path = PathBuf::from(format!("/dev/fd/{}", reader.as_raw_fd()));
+        let running = std::thread::spawn(move || {
+            let input = FileInput::new(Sources::new(&[path]), None);
+            let stats = run(&knobs, input, output_writer);
+            drop(reader);
+            stats
+        });
+        (writer, output_reader, running)
+    }
+
     /// A lone line comes out while its chunk is far from full and the input stays open.
     #[test]
     fn a_live_line_is_not_held_for_its_chunk() {
-        let (reader, mut writer) = std::io::pipe().unwrap();
-        let (output_reader, output_writer) = std::io::pipe().unwrap();
-        let path = PathBuf::from(format!("/dev/fd/{}", reader.as_raw_fd()));
         let knobs = Knobs {
             threads: 2,
             chunk_size: 1 << 20,
             queue: 1,
             clocks: true,
         };
-        let input = FileInput::new(Sources::new(&[path]), None);
-        let running = std::thread::spawn(move || run(&knobs, input, output_writer));
+        let (mut writer, output_reader, running) = run_on_pipes(knobs);
         writer.write_all(b"a b\n").unwrap();
         let mut line = String::new();
         BufReader::new(output_reader).read_line(&mut line).unwrap();
@@ -480,21 +679,16 @@ mod tests {
         );
     }
 
-    /// A full chunk goes to a worker; when the input then waits, its rendering is written before
-    /// the read that waits.
+    /// A full chunk goes to a worker, which writes its rendering though the input then waits.
     #[test]
-    fn a_full_chunk_is_written_before_the_input_is_waited_on() {
-        let (reader, mut writer) = std::io::pipe().unwrap();
-        let (output_reader, output_writer) = std::io::pipe().unwrap();
-        let path = PathBuf::from(format!("/dev/fd/{}", reader.as_raw_fd()));
+    fn a_full_chunk_is_written_while_the_input_waits() {
         let knobs = Knobs {
             threads: 1,
             chunk_size: 4,
             queue: 1,
             clocks: false,
         };
-        let input = FileInput::new(Sources::new(&[path]), None);
-        let running = std::thread::spawn(move || run(&knobs, input, output_writer));
+        let (mut writer, output_reader, running) = run_on_pipes(knobs);
         writer.write_all(b"a b c d e\n").unwrap();
         let (line, read) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
@@ -508,30 +702,32 @@ mod tests {
         running.join().unwrap().unwrap();
     }
 
-    /// A worker reads its slot's range of a file itself, renders it, and hands it on; a range
+    /// A worker reads its slot's range of a file itself, renders it, and writes it in its turn:
+    /// handed the later range first, it leaves that one for whoever writes the earlier. A range
     /// the file no longer holds all of comes back short, its last line ended.
     #[test]
-    fn a_worker_reads_and_renders_its_range() {
+    fn a_worker_reads_renders_and_writes_its_ranges_in_order() {
         let path = std::env::temp_dir().join(format!("pipelines-range-{}", std::process::id()));
         std::fs::write(&path, b"skip\na b\nc").unwrap();
         let file = Arc::new(File::open(&path).unwrap());
         std::fs::remove_file(&path).unwrap();
+        let mut out = Vec::new();
+        let writing = Writing::new(2, Output::new(&mut out, "stdout", 0));
         let (to_worker, jobs) = bounded(2);
-        let (to_writer, rendered) = bounded(2);
-        for (at, len) in [(5, 4), (9, 8)] {
+        let (freed, written) = bounded(2);
+        for (number, at, len) in [(1, 9, 8), (0, 5, 4)] {
             let mut slot = Slot::new(4);
             let file = Arc::clone(&file);
+            slot.number = number;
             slot.range = Some(Range { file, at, len });
             to_worker.send(slot).unwrap();
         }
         drop(to_worker);
-        work(jobs, to_writer, StageClock::new("worker", false));
-        let slot = rendered.recv().unwrap().unwrap();
-        assert_eq!(
-            (&slot.output[..], slot.lines),
-            (&b"[spaces: 1]a b\n"[..], 1)
-        );
-        let slot = rendered.recv().unwrap().unwrap();
-        assert_eq!((&slot.output[..], slot.lines), (&b"[spaces: 0]c\n"[..], 1));
+        work(jobs, freed, &writing, StageClock::new("worker", false));
+        assert_eq!(written.len(), 2, "both slots handed back");
+        let writing = writing.into_inner().unwrap();
+        assert_eq!((writing.lines, writing.bytes_read_by_workers), (2, 5));
+        drop(writing);
+        assert_eq!(out, b"[spaces: 1]a b\n[spaces: 0]c\n");
     }
 }
