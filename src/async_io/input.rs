@@ -2,9 +2,7 @@
 //! by [`Sources`]' rules), and the input as a [`Stream`] of lines.
 
 use std::future::Future;
-use std::io;
 use std::os::fd::{AsFd, OwnedFd};
-use std::path::PathBuf;
 use std::pin::{Pin, pin};
 use std::task::{Context, Poll, ready};
 
@@ -70,12 +68,6 @@ pub struct AsyncFileInput {
 }
 
 impl AsyncFileInput {
-    /// `files` (stdin if none), read while writing to stdout.
-    pub fn stdin_or_files(files: &[PathBuf]) -> Self {
-        let stdout = io::stdout().as_fd().try_clone_to_owned().ok();
-        AsyncFileInput::new(Sources::new(files), stdout)
-    }
-
     /// `sources`, read while writing to `output`.
     pub fn new(sources: Sources, output: Option<OwnedFd>) -> Self {
         AsyncFileInput {

@@ -7,7 +7,6 @@
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -36,12 +35,6 @@ pub struct FileInput {
 }
 
 impl FileInput {
-    /// `files` (stdin if none), read while writing to stdout.
-    pub fn stdin_or_files(files: &[PathBuf]) -> Self {
-        let stdout = io::stdout().as_fd().try_clone_to_owned().ok();
-        FileInput::new(Sources::new(files), stdout)
-    }
-
     /// `sources`, read while writing to `output`.
     pub fn new(sources: Sources, output: Option<OwnedFd>) -> Self {
         FileInput {
@@ -118,6 +111,7 @@ impl Input for FileInput {
 mod tests {
     use std::io::Write;
     use std::os::fd::AsRawFd;
+    use std::path::PathBuf;
 
     use super::*;
 
