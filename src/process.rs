@@ -33,7 +33,7 @@ pub fn run(
 }
 
 /// Runs an async strategy as the binary `program` on a runtime of `flavor`, from stdin or FILEs
-/// to stdout, stopping when stdout's reader goes away even while input is idle.
+/// to stdout.
 pub fn run_async<F: Future<Output = Result<Stats, Error>>>(
     program: &'static str,
     common: &CommonArgs,
@@ -44,7 +44,7 @@ pub fn run_async<F: Future<Output = Result<Stats, Error>>>(
         enlarge_stdio();
         let stdout = Stdout::open()?;
         let input = AsyncFileInput::new(Sources::new(&common.files), Some(watched(&stdout)?));
-        let stats = runtime::block_on(flavor, Some(watched(&stdout)?), || {
+        let stats = runtime::block_on(flavor, || {
             strategy(input, AsyncFile::new(stdout.into_file(), true))
         })?;
         finish(common, &stats);
