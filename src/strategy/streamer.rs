@@ -1,11 +1,10 @@
 //! `streamer`: tokio and futures. Input is a `Stream` of lines, each split off the read buffer
-//! without a copy; `map` renders each one and `forward` drains the stream into the output as a
-//! `Sink`.
+//! without a copy; each is rendered as a chain of slices and fed into the output as a `Sink`.
 //!
-//! The live-input rule comes with `forward`: whenever the stream has no line ready, it flushes
-//! the sink before waiting, so a line never sits in the buffer while input is idle.
+//! The live-input rule is [`gather`](crate::io::gather)'s, asked before each read as every
+//! strategy asks it: output held back goes when the read would wait.
 
-use futures::StreamExt;
+use futures::{SinkExt, StreamExt};
 use tokio::io::AsyncWrite;
 
 use crate::async_io::{AsyncInput, AsyncOutput};
@@ -24,11 +23,17 @@ pub async fn run(
     let mut stats = Stats::start();
     let mut output = AsyncOutput::new(output, "stdout", knobs.buffer_size);
     let mut lines = input.lines(knobs.buffer_size);
-    (&mut lines)
-        .inspect(|_| stats.lines += 1)
-        .map(|line| line.map(render_shared))
-        .forward(&mut output)
-        .await?;
+    loop {
+        if !lines.has_line() {
+            output.flush_if_due(lines.input()).await?;
+        }
+        let Some(line) = lines.next().await else {
+            break;
+        };
+        output.feed(render_shared(line?)).await?;
+        stats.lines += 1;
+    }
+    output.flush().await?;
     stats.bytes_in = lines.bytes_read();
     stats.bytes_out = output.bytes_written();
     Ok(stats)
