@@ -42,7 +42,6 @@ pub trait AsyncInput: Send {
         Lines {
             input: self,
             lines: SharedLines::new(read_size),
-            ready: None,
             bytes_read: 0,
         }
     }
@@ -203,8 +202,6 @@ impl AsyncInput for AsyncFileInput {
 pub struct Lines<'a, I> {
     input: &'a mut I,
     lines: SharedLines,
-    /// The next line, split off by [`has_line`](Self::has_line) and not yet yielded.
-    ready: Option<Bytes>,
     /// Bytes read so far.
     bytes_read: u64,
 }
@@ -214,20 +211,6 @@ impl<I> Lines<'_, I> {
     pub fn bytes_read(&self) -> u64 {
         self.bytes_read
     }
-
-    /// Whether the next line is at hand without a read. When not, the next one comes from a
-    /// read, before which output held back may be due (see [`gather`](crate::io::gather)).
-    pub fn has_line(&mut self) -> bool {
-        if self.ready.is_none() {
-            self.ready = self.lines.next_line();
-        }
-        self.ready.is_some()
-    }
-
-    /// The input the lines are read from.
-    pub fn input(&mut self) -> &mut I {
-        self.input
-    }
 }
 
 impl<I: AsyncInput> Stream for Lines<'_, I> {
@@ -236,7 +219,7 @@ impl<I: AsyncInput> Stream for Lines<'_, I> {
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         let this = self.get_mut();
         loop {
-            if let Some(line) = this.ready.take().or_else(|| this.lines.next_line()) {
+            if let Some(line) = this.lines.next_line() {
                 return Poll::Ready(Some(Ok(line)));
             }
             let read = match this.lines.spare() {

@@ -1,10 +1,13 @@
 //! `streamer`: tokio and futures. Input is a `Stream` of lines, each split off the read buffer
-//! without a copy; each is rendered as a chain of slices and fed into the output as a `Sink`.
+//! without a copy; `map` renders each one and `forward` drains the stream into the output as a
+//! `Sink`.
 //!
-//! The live-input rule is [`gather`](crate::io::gather)'s, asked before each read as every
-//! strategy asks it: output held back goes when the read would wait.
+//! The live-input rule is [`gather`](crate::io::gather)'s, asked where `forward` flushes: whenever
+//! the stream has no line ready, the read would wait, and the sink then writes what the rule says
+//! is due (see [`AsyncOutput`]'s `poll_flush`), so a line never sits in the buffer while input is
+//! idle.
 
-use futures::{SinkExt, StreamExt};
+use futures::StreamExt;
 use tokio::io::AsyncWrite;
 
 use crate::async_io::{AsyncInput, AsyncOutput};
@@ -23,17 +26,11 @@ pub async fn run(
     let mut stats = Stats::start();
     let mut output = AsyncOutput::new(output, "stdout", knobs.buffer_size);
     let mut lines = input.lines(knobs.buffer_size);
-    loop {
-        if !lines.has_line() {
-            output.flush_if_due(lines.input()).await?;
-        }
-        let Some(line) = lines.next().await else {
-            break;
-        };
-        output.feed(render_shared(line?)).await?;
-        stats.lines += 1;
-    }
-    output.flush().await?;
+    (&mut lines)
+        .inspect(|_| stats.lines += 1)
+        .map(|line| line.map(render_shared))
+        .forward(&mut output)
+        .await?;
     stats.bytes_in = lines.bytes_read();
     stats.bytes_out = output.bytes_written();
     Ok(stats)
