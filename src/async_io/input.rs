@@ -178,7 +178,10 @@ impl AsyncInput for AsyncFileInput {
                         return Ok(n);
                     }
                 }
-                Next::End => return Ok(0),
+                Next::End => {
+                    self.current = None;
+                    return Ok(0);
+                }
                 Next::ReaderGone => return Err(Error::stdout_closed()),
             }
         }

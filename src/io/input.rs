@@ -69,7 +69,10 @@ impl FileInput {
                     self.sources.waited(gone);
                 }
                 Next::Wait | Next::Read => return Ok(self.current.as_ref()),
-                Next::End => return Ok(None),
+                Next::End => {
+                    self.current = None;
+                    return Ok(None);
+                }
                 Next::ReaderGone => return Err(Error::stdout_closed()),
             }
         }

@@ -17,6 +17,15 @@
 //!   whose reader can go away: the wait ends on input or on the reader going, and then the input
 //!   stops with a broken pipe, so `(echo a; sleep 30) | BIN | head -1` ends when `head` does. A
 //!   regular file never waits, and a read that a poll just found ready need not watch.
+//!
+//! A driver's loop: ask [`Sources::what_next`]; on [`Next::Open`] open the source with
+//! [`input::open`](crate::io::input::open) and tell [`Sources::opened`]; on [`Next::Report`] pass
+//! the error to [`error::report`](crate::error::report); on [`Next::Wait`] wait for either event
+//! (the sync driver with [`fd::wait_readable_unless_reader_gone`](crate::io::fd::wait_readable_unless_reader_gone),
+//! the async one on the reactor) and tell [`Sources::waited`]; on [`Next::Read`] read and tell
+//! [`Sources::read`]; stop at [`Next::End`] or [`Next::ReaderGone`]. Between reads, "is input
+//! waiting?" (asked by [`gather`](crate::io::gather)'s rule) is [`Sources::is_waiting`], or a
+//! poll the driver tells [`Sources::polled`].
 
 use std::io;
 use std::path::{Path, PathBuf};
