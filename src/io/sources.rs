@@ -258,6 +258,11 @@ mod tests {
         sources.opened(opened.map(|opened| ("handle", opened)))
     }
 
+    /// The name of what `sources` says to do next.
+    fn next(sources: &mut Sources) -> String {
+        format!("{:?}", sources.what_next())
+    }
+
     fn reported(sources: &mut Sources) -> String {
         match sources.what_next() {
             Next::Report(error) => error.to_string(),
@@ -272,14 +277,11 @@ mod tests {
         let mut named = sources(&["a", "-", "a"]);
         for name in ["a", "stdin", "a"] {
             open(&mut named, name, Ok(FILE));
-            assert!(matches!(named.what_next(), Next::Read));
+            assert_eq!(next(&mut named), "Read");
             assert_eq!(named.read(Ok(0)), None, "ended: the next is opened");
         }
-        assert!(matches!(named.what_next(), Next::End));
-        assert!(
-            matches!(named.what_next(), Next::End),
-            "and stays at its end"
-        );
+        assert_eq!(next(&mut named), "End");
+        assert_eq!(next(&mut named), "End", "and stays at its end");
     }
 
     #[test]
@@ -289,7 +291,7 @@ mod tests {
         assert_eq!(open(&mut sources, "missing", Err(missing)), None);
         assert!(reported(&mut sources).starts_with("opening missing: "));
         assert_eq!(open(&mut sources, "dir", Ok(FILE)), Some("handle"));
-        assert!(matches!(sources.what_next(), Next::Read));
+        assert_eq!(next(&mut sources), "Read");
         let directory = io::Error::from_raw_os_error(21);
         assert_eq!(sources.read(Err(directory)), None);
         assert_eq!(
@@ -299,7 +301,7 @@ mod tests {
         open(&mut sources, "ok", Ok(FILE));
         assert_eq!(sources.read(Ok(3)), Some(3));
         assert_eq!(sources.read(Ok(0)), None);
-        assert!(matches!(sources.what_next(), Next::End));
+        assert_eq!(next(&mut sources), "End");
     }
 
     #[test]
@@ -318,33 +320,21 @@ mod tests {
     fn a_read_that_may_wait_watches_a_pipe_output() {
         let mut unwatched = sources(&[]);
         open(&mut unwatched, "stdin", Ok(PIPE));
-        assert!(
-            matches!(unwatched.what_next(), Next::Read),
-            "no pipe to watch"
-        );
+        assert_eq!(next(&mut unwatched), "Read", "no pipe to watch");
         let mut watched = sources(&["file", "-"]);
         watched.output_is_pipe(true);
         open(&mut watched, "file", Ok(FILE));
-        assert!(
-            matches!(watched.what_next(), Next::Read),
-            "a file never waits"
-        );
+        assert_eq!(next(&mut watched), "Read", "a file never waits");
         watched.read(Ok(0));
         open(&mut watched, "stdin", Ok(PIPE));
-        assert!(matches!(watched.what_next(), Next::Wait));
+        assert_eq!(next(&mut watched), "Wait");
         watched.waited(false);
-        assert!(matches!(watched.what_next(), Next::Read), "input came");
+        assert_eq!(next(&mut watched), "Read", "input came");
         watched.read(Ok(1));
-        assert!(
-            matches!(watched.what_next(), Next::Wait),
-            "each read may wait"
-        );
+        assert_eq!(next(&mut watched), "Wait", "each read may wait");
         watched.waited(true);
-        assert!(matches!(watched.what_next(), Next::ReaderGone));
-        assert!(
-            matches!(watched.what_next(), Next::ReaderGone),
-            "and stays over"
-        );
+        assert_eq!(next(&mut watched), "ReaderGone");
+        assert_eq!(next(&mut watched), "ReaderGone", "and stays over");
     }
 
     #[test]
@@ -356,11 +346,11 @@ mod tests {
         assert_eq!(sources.is_waiting(), None, "only a poll can tell");
         sources.polled(true);
         assert_eq!(sources.is_waiting(), Some(true));
-        assert!(matches!(sources.what_next(), Next::Read));
+        assert_eq!(next(&mut sources), "Read");
         sources.read(Ok(5));
         assert_eq!(sources.is_waiting(), None, "the read used what was found");
         sources.polled(false);
-        assert!(matches!(sources.what_next(), Next::Wait));
+        assert_eq!(next(&mut sources), "Wait");
         sources.read(Ok(0));
         open(&mut sources, "file", Ok(FILE));
         assert_eq!(sources.is_waiting(), Some(true), "a regular file always is");
