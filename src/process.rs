@@ -5,13 +5,14 @@
 
 use std::future::Future;
 use std::io;
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::process::ExitCode;
 
 use crate::async_io::runtime::{self, Flavor};
 use crate::async_io::{AsyncFile, AsyncFileInput};
 use crate::cli::CommonArgs;
-use crate::error::{self, Error};
+use crate::error::{self, Context, Error};
+use crate::io::sources::Sources;
 use crate::io::{FileInput, Stdout, fd};
 use crate::stats::Stats;
 
@@ -23,14 +24,16 @@ pub fn run(
 ) -> ExitCode {
     error::exit_status(program, || {
         enlarge_stdio();
-        let stats = strategy(FileInput::stdin_or_files(&common.files), Stdout::open()?)?;
+        let stdout = Stdout::open()?;
+        let input = FileInput::new(Sources::new(&common.files), Some(watched(&stdout)?));
+        let stats = strategy(input, stdout)?;
         finish(common, &stats);
         Ok(())
     })
 }
 
 /// Runs an async strategy as the binary `program` on a runtime of `flavor`, from stdin or FILEs
-/// to stdout, stopping when stdout's reader goes away even while input is idle.
+/// to stdout.
 pub fn run_async<F: Future<Output = Result<Stats, Error>>>(
     program: &'static str,
     common: &CommonArgs,
@@ -39,15 +42,23 @@ pub fn run_async<F: Future<Output = Result<Stats, Error>>>(
 ) -> ExitCode {
     error::exit_status(program, || {
         enlarge_stdio();
-        let watched = io::stdout().as_fd().try_clone_to_owned().ok();
-        let stats = runtime::block_on(flavor, watched, || {
-            let input = AsyncFileInput::stdin_or_files(&common.files);
-            let output = Stdout::open().map(|stdout| AsyncFile::new(stdout.into_file(), true));
-            async move { strategy(input, output?).await }
+        let stdout = Stdout::open()?;
+        let input = AsyncFileInput::new(Sources::new(&common.files), Some(watched(&stdout)?));
+        let stats = runtime::block_on(flavor, || {
+            strategy(input, AsyncFile::new(stdout.into_file(), true))
         })?;
         finish(common, &stats);
         Ok(())
     })
+}
+
+/// A descriptor of `stdout` for the input to compare its sources with (`cat`'s rule) and to watch
+/// for its reader going away.
+fn watched(stdout: &Stdout) -> Result<OwnedFd, Error> {
+    stdout
+        .as_fd()
+        .try_clone_to_owned()
+        .context("opening stdout")
 }
 
 /// Larger pipes on stdin and stdout, where they are pipes.

@@ -1,22 +1,24 @@
-//! Where a tokio strategy's bytes come from: [`AsyncInput`], [`AsyncFileInput`] (stdin or FILEs
-//! by [`Sources`]' rules), and the input as a [`Stream`] of lines.
+//! Where a tokio strategy's bytes come from: [`AsyncInput`], [`AsyncFileInput`] (stdin or FILEs,
+//! the driver that carries out what [`Sources`] says, awaiting), and the input as a [`Stream`] of
+//! lines.
 
-use std::future::Future;
-use std::io;
+use std::fs::File;
+use std::future::{Future, poll_fn};
 use std::os::fd::{AsFd, OwnedFd};
-use std::path::PathBuf;
 use std::pin::{Pin, pin};
 use std::task::{Context, Poll, ready};
 
 use bytes::{BufMut, Bytes};
 use futures::Stream;
-use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::io::unix::AsyncFd;
+use tokio::io::{AsyncRead, AsyncReadExt, Interest};
 
 use crate::async_io::AsyncFile;
-use crate::error::{Context as _, Error};
+use crate::error::{Context as _, Error, report};
 use crate::frame::shared::SharedLines;
 use crate::io::fd;
-use crate::io::sources::Sources;
+use crate::io::input::open;
+use crate::io::sources::{Next, Sources};
 
 /// Where a tokio strategy's bytes come from.
 pub trait AsyncInput: Send {
@@ -63,56 +65,138 @@ impl<R: AsyncRead + Unpin + Send> AsyncInput for R {
 #[derive(Debug)]
 pub struct AsyncFileInput {
     sources: Sources,
-    /// The source being read, if one is open.
+    /// The source [`Sources`] has open, if any.
     current: Option<AsyncFile>,
-    /// Where output goes, refused as input (`cat`'s rule).
+    /// Where output goes: refused as input, and watched while a read waits.
     output: Option<OwnedFd>,
+    /// The output on the reactor, for its reader going away.
+    watch: Watch,
+}
+
+/// The output's registration with the reactor, made at the first wait: the runtime the input is
+/// read on may not exist yet when it is made.
+#[derive(Debug)]
+enum Watch {
+    /// No wait yet.
+    Unregistered,
+    /// A duplicate of the output, registered to be waited on, never written through: the kernel
+    /// flags a pipe's write end as closed the moment its last reader closes. Registering leaves
+    /// the descriptor's mode alone.
+    Registered(AsyncFd<OwnedFd>),
+    /// The output could not be registered: a wait is then only for input.
+    Unavailable,
 }
 
 impl AsyncFileInput {
-    /// `files` (stdin if none), read while writing to stdout.
-    pub fn stdin_or_files(files: &[PathBuf]) -> Self {
-        let stdout = io::stdout().as_fd().try_clone_to_owned().ok();
-        AsyncFileInput::new(Sources::new(files), stdout)
-    }
-
     /// `sources`, read while writing to `output`.
-    pub fn new(sources: Sources, output: Option<OwnedFd>) -> Self {
+    pub fn new(mut sources: Sources, output: Option<OwnedFd>) -> Self {
+        sources.output_is_pipe(output.as_ref().is_some_and(|fd| fd::is_pipe(fd.as_fd())));
         AsyncFileInput {
             sources,
             current: None,
             output,
+            watch: Watch::Unregistered,
+        }
+    }
+
+    /// Waits until the open source has input, or the output's reader has gone first: returns
+    /// whether it has.
+    async fn wait(&mut self) -> bool {
+        if let (Watch::Unregistered, Some(output)) = (&self.watch, &self.output) {
+            let registered = output.try_clone().ok().and_then(|output| {
+                // SAFETY: an `OwnedFd` owns its descriptor, which stays open and the same until
+                // the `AsyncFd` is dropped.
+                unsafe { AsyncFd::register_with_interest(output, Interest::WRITABLE) }.ok()
+            });
+            self.watch = registered.map_or(Watch::Unavailable, Watch::Registered);
+        }
+        match (&self.current, &self.watch, &self.output) {
+            (Some(AsyncFile::Reactor(file)), Watch::Registered(watch), _) => {
+                poll_fn(|cx| poll_wait(file, watch, cx)).await
+            }
+            // A descriptor the reactor cannot wait on is read blocking anyway: so is its wait.
+            (Some(file @ AsyncFile::Inline(_)), _, Some(output)) => {
+                !fd::wait_readable_unless_reader_gone(file.as_fd(), output.as_fd())
+            }
+            // Nothing to watch with: the read waits by itself.
+            _ => false,
+        }
+    }
+}
+
+/// Polls for input on `file` or the reader of `watch`, a pipe's write end, going away: ready with
+/// whether it went. Only the `poll_*_ready` calls keep their wakers when a read is dropped and
+/// started again, as [`Lines`] does at every poll, so the wait is built from them alone.
+///
+/// The reactor's readiness is remembered from the last event, and may be stale: input it reports
+/// is checked with a poll, and forgotten if none is there. A pipe with room is writable most of
+/// the time: that readiness is forgotten too, and only the pipe closing ends the wait.
+fn poll_wait(file: &AsyncFd<File>, watch: &AsyncFd<OwnedFd>, cx: &mut Context<'_>) -> Poll<bool> {
+    loop {
+        match file.poll_read_ready(cx) {
+            Poll::Ready(Ok(mut ready)) => match fd::is_waiting(file.as_fd()) {
+                true => return Poll::Ready(false),
+                false => ready.clear_ready(),
+            },
+            // A failure is left to the read to find.
+            Poll::Ready(Err(_)) => return Poll::Ready(false),
+            Poll::Pending => break,
+        }
+    }
+    loop {
+        match ready!(watch.poll_write_ready(cx)) {
+            Ok(ready) if ready.ready().is_write_closed() => return Poll::Ready(true),
+            Ok(mut ready) => ready.clear_ready(),
+            // The watch is lost: the input's readiness alone ends the wait.
+            Err(_) => return Poll::Pending,
         }
     }
 }
 
 impl AsyncInput for AsyncFileInput {
     /// Moves on to the next source at each end; errors are reported and the source skipped.
+    /// Fails only when the output is a pipe whose reader went away while this waited for input.
     async fn read_buf<B: BufMut + Send>(&mut self, buf: &mut B) -> Result<usize, Error> {
         loop {
-            let Some(file) = &mut self.current else {
-                let output = self.output.as_ref().map(AsFd::as_fd);
-                let Some(file) = self.sources.open_next(output) else {
+            match self.sources.what_next() {
+                Next::Open(source) => {
+                    let output = self.output.as_ref().map(AsFd::as_fd);
+                    let opened = self.sources.opened(open(&source, output));
+                    self.current = opened.map(|file| AsyncFile::new(file, false));
+                }
+                Next::Report(error) => report(&error),
+                Next::Wait => {
+                    let gone = self.wait().await;
+                    self.sources.waited(gone);
+                }
+                Next::Read => {
+                    let Some(file) = &mut self.current else {
+                        return Ok(0);
+                    };
+                    let read = AsyncReadExt::read_buf(file, buf).await;
+                    if let Some(n) = self.sources.read(read) {
+                        return Ok(n);
+                    }
+                }
+                Next::End => {
+                    self.current = None;
                     return Ok(0);
-                };
-                self.current = Some(AsyncFile::new(file, false));
-                continue;
-            };
-            match self
-                .sources
-                .read_done(AsyncReadExt::read_buf(file, buf).await)
-            {
-                Some(n) => return Ok(n),
-                None => self.current = None,
+                }
+                Next::ReaderGone => return Err(Error::stdout_closed()),
             }
         }
     }
 
     fn has_waiting(&mut self) -> bool {
-        match &self.current {
-            Some(file) => fd::is_waiting(file.as_fd()),
-            None => self.sources.has_more(),
+        if let Some(known) = self.sources.is_waiting() {
+            return known;
         }
+        let waiting = self
+            .current
+            .as_ref()
+            .is_none_or(|file| fd::is_waiting(file.as_fd()));
+        self.sources.polled(waiting);
+        waiting
     }
 }
 
@@ -156,6 +240,9 @@ impl<I: AsyncInput> Stream for Lines<'_, I> {
 
 #[cfg(test)]
 mod tests {
+    use std::os::fd::AsRawFd;
+    use std::path::PathBuf;
+
     use futures::StreamExt;
 
     use super::*;
@@ -183,6 +270,21 @@ mod tests {
         );
         assert_eq!(read, 8);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_waiting_read_stops_when_the_outputs_reader_goes() {
+        let (reader, _writer) = std::io::pipe().unwrap();
+        let path = PathBuf::from(format!("/dev/fd/{}", reader.as_raw_fd()));
+        let (output_reader, output_writer) = std::io::pipe().unwrap();
+        let mut input = AsyncFileInput::new(Sources::new(&[path]), Some(output_writer.into()));
+        let closing = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            drop(output_reader);
+        });
+        let error = on_runtime(input.read_buf(&mut Vec::with_capacity(8))).unwrap_err();
+        assert!(error.is_broken_pipe(), "{error}");
+        closing.join().unwrap();
     }
 
     #[test]

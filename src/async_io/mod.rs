@@ -1,5 +1,7 @@
-//! Input and output for the tokio strategies: the same sources, rules and messages as
-//! [`io`](crate::io), awaited instead of blocked on, split by role.
+//! Input and output for the tokio strategies: drivers that await what the plain state of
+//! [`io`](crate::io) says ([`Sources`](crate::io::sources::Sources) for input,
+//! [`Gather`](crate::io::gather::Gather) for output), so the rules and messages are the sync
+//! layer's own.
 //!
 //! An async strategy reads from any [`AsyncInput`] and writes to any `AsyncWrite`: bytes in memory
 //! in tests and benches, and in the binaries [`AsyncFileInput`] (stdin or FILEs) and an
@@ -7,10 +9,10 @@
 //!
 //! | module | holds |
 //! | --- | --- |
-//! | [`runtime`] | starting the runtime as an error, not a panic; the closed-stdout rule |
+//! | [`runtime`] | starting the runtime as an error, not a panic; shutting it down without waiting |
 //! | [`file`] | [`AsyncFile`]: a descriptor on the reactor through a description of its own, or inline |
-//! | [`input`] | [`AsyncInput`], [`AsyncFileInput`], and the input as a stream of lines |
-//! | [`output`] | [`AsyncOutput`]: gathering in front of any `AsyncWrite`, also a `Sink` |
+//! | [`input`] | [`AsyncInput`]; [`AsyncFileInput`], the async driver of `Sources`, its waits on the reactor; the input as a stream of lines |
+//! | [`output`] | [`AsyncOutput`], the async driver of `Gather`, in front of any `AsyncWrite`, also a `Sink` |
 
 pub mod file;
 pub mod input;

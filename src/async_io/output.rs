@@ -93,9 +93,14 @@ impl<B: Buf, W: AsyncWrite + Unpin> Sink<B> for AsyncOutput<W> {
         Ok(())
     }
 
+    /// Writes everything held. A sink is flushed when its stream has no item ready, so the read
+    /// behind it would wait (`forward`), or at the end: either way [`gather`]'s rule, asked with
+    /// no input waiting, says all that is held is due.
+    ///
+    /// [`gather`]: crate::io::gather
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
         let this = self.get_mut();
-        this.gather.flush();
+        this.gather.flush_if_due(|| false);
         this.poll_carry_out(cx)
     }
 

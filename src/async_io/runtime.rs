@@ -1,19 +1,13 @@
-//! Running a tokio strategy: the runtime started as an error rather than a panic, and the
-//! closed-stdout rule.
+//! Running a tokio strategy: the runtime started as an error rather than a panic, and shut down
+//! without waiting for what still runs on it.
 
-use std::future::{Future, pending};
+use std::future::Future;
 use std::io;
-use std::os::fd::{AsFd, OwnedFd};
 use std::panic::{self, AssertUnwindSafe};
-use std::pin::pin;
 
-use futures::future::{Either, select};
-use tokio::io::Interest;
-use tokio::io::unix::AsyncFd;
 use tokio::runtime::{Builder, Runtime};
 
 use crate::error::{Error, panic_message};
-use crate::io::fd;
 
 /// Which of tokio's runtimes a strategy runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,70 +37,27 @@ fn start(flavor: Flavor) -> Result<Runtime, Error> {
 }
 
 /// Runs the future `strategy` makes on a runtime of `flavor`, made on it so that it can register
-/// descriptors with the reactor. Two things differ from a plain `Runtime::block_on`:
-///
-/// - When `watched` is a pipe whose reader has gone, the strategy is dropped and a broken pipe
-///   returned at once, even while it waits for input: `(echo a; sleep 30) | baseline | head -1`
-///   exits when `head` does, not 30 s later.
-/// - The runtime is shut down without waiting for anything still running on it: a read on it
-///   that never ends must not hold the exit up.
+/// descriptors with the reactor. The runtime is then shut down without waiting for anything still
+/// running on it: a read on it that never ends must not hold the exit up.
 pub fn block_on<T, F: Future<Output = Result<T, Error>>>(
     flavor: Flavor,
-    watched: Option<OwnedFd>,
     strategy: impl FnOnce() -> F,
 ) -> Result<T, Error> {
     let runtime = start(flavor)?;
-    let result = runtime.block_on(async {
-        match select(pin!(strategy()), pin!(reader_gone(watched))).await {
-            Either::Left((result, _)) => result,
-            Either::Right((gone, _)) => Err(gone),
-        }
-    });
+    let result = runtime.block_on(async { strategy().await });
     runtime.shutdown_background();
     result
 }
 
-/// Resolves with a broken-pipe error once `output` is a pipe whose reader has gone; never if it
-/// is none or no pipe. Registering a descriptor with the reactor does not change its mode, and
-/// this one is only watched, never written through.
-async fn reader_gone(output: Option<OwnedFd>) -> Error {
-    let watch = output
-        .filter(|output| fd::is_pipe(output.as_fd()))
-        .and_then(|output| {
-            // SAFETY: an `OwnedFd` owns its descriptor, which stays open and the same until the
-            // `AsyncFd` is dropped.
-            unsafe { AsyncFd::register_with_interest(output, Interest::ERROR) }.ok()
-        });
-    if let Some(watch) = watch
-        && watch
-            .ready(Interest::ERROR)
-            .await
-            .is_ok_and(|ready| ready.ready().is_error())
-    {
-        return Error::stdout_closed();
-    }
-    pending().await
-}
-
 #[cfg(test)]
 mod tests {
-    use rustix::pipe::pipe;
-
     use super::*;
 
     #[test]
     fn runs_the_strategy_to_its_end() {
         for flavor in [Flavor::CurrentThread, Flavor::MultiThread] {
-            let result = block_on(flavor, None, || async { Ok(7) });
+            let result = block_on(flavor, || async { Ok(7) });
             assert_eq!(result.unwrap(), 7);
         }
-    }
-
-    #[test]
-    fn stops_a_waiting_strategy_when_the_reader_goes() {
-        let (reader, writer) = pipe().unwrap();
-        drop(reader);
-        let result: Result<(), Error> = block_on(Flavor::CurrentThread, Some(writer), pending);
-        assert!(result.unwrap_err().is_broken_pipe());
     }
 }

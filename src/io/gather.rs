@@ -6,13 +6,22 @@
 //! one buffer: told what happened (rendered bytes, a decision point, a write that took `n`
 //! bytes), it says what to do next ([`Next`]), and the sync [`Output`](crate::io::Output) and
 //! async [`AsyncOutput`](crate::async_io::AsyncOutput) only carry that out. The readers of the
-//! multi-stage strategies, which hand on batches rather than write, decide by [`is_due`] alone.
+//! multi-stage strategies, which hand on batches rather than write, decide by [`is_due`] and
+//! [`is_due_idle`] alone. Every strategy asks this file; none decides for itself.
 
 /// Whether `held` bytes (or lines) gathered towards a piece of `size` must go on now, before the
 /// next read: yes once the piece is full, and yes when the next read would wait, however little is
-/// held. `input_waiting` is only asked when it matters, since asking costs a system call.
+/// held ([`is_due_idle`]). `input_waiting` is only asked when it matters, since asking costs a
+/// system call.
 pub fn is_due(held: usize, size: usize, input_waiting: impl FnOnce() -> bool) -> bool {
-    held > 0 && (held >= size || !input_waiting())
+    held > 0 && (held >= size || is_due_idle(true, input_waiting))
+}
+
+/// Whether anything `held` back must go on now because the next read would wait: the live-input
+/// half of [`is_due`], alone, for a stage that hands full pieces on as they fill and so holds less
+/// than a piece whenever it asks (`pipeline`'s reader).
+pub fn is_due_idle(held: bool, input_waiting: impl FnOnce() -> bool) -> bool {
+    held && !input_waiting()
 }
 
 /// What the driver of a [`Gather`] must do next.
@@ -135,6 +144,9 @@ mod tests {
     fn a_short_piece_is_due_only_when_input_is_idle() {
         assert!(is_due(1, 4, || false));
         assert!(!is_due(1, 4, || true));
+        assert!(is_due_idle(true, || false));
+        assert!(!is_due_idle(true, || true));
+        assert!(!is_due_idle(false, || panic!("nothing held: not asked")));
     }
 
     #[test]

@@ -1,73 +1,81 @@
-//! [`FileInput`]: stdin or FILEs, read synchronously as one stream.
-//!
-//! A read that would wait also watches stdout: when stdout is a pipe whose reader has gone, the
-//! read stops with a broken pipe, so `(echo a; sleep 30) | std-baseline | head -1` ends when
-//! `head` does, not when the input next moves.
+//! [`FileInput`]: stdin or FILEs, read synchronously as one stream: the driver that carries out
+//! what [`Sources`] says, blocking. [`open`] is how both it and the async driver open a source.
 
 use std::fs::File;
 use std::io;
-use std::os::fd::{AsFd, OwnedFd};
-use std::path::PathBuf;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::error::Error;
+use crate::error::{Error, report};
 use crate::io::Input;
 use crate::io::fd;
-use crate::io::sources::Sources;
+use crate::io::sources::{Next, Opened, Source, Sources};
+
+/// Opens `source` for reading and finds what [`Sources::opened`] must know of it. Stdin is
+/// duplicated into a plain `File`, so reads go straight to the descriptor, unbuffered, in the
+/// sizes the caller asks for.
+pub fn open(source: &Source, output: Option<BorrowedFd<'_>>) -> io::Result<(File, Opened)> {
+    let file = match source {
+        Source::Stdin => io::stdin().as_fd().try_clone_to_owned().map(File::from)?,
+        Source::File(path) => File::open(path)?,
+    };
+    let opened = Opened {
+        regular: fd::is_regular_file(file.as_fd()),
+        is_output: output.is_some_and(|output| fd::is_output(file.as_fd(), output)),
+    };
+    Ok((file, opened))
+}
 
 /// The sources as one byte stream, read synchronously.
 #[derive(Debug)]
 pub struct FileInput {
     sources: Sources,
-    /// The source being read, if one is open; shared with threads reading it at offsets.
+    /// The source [`Sources`] has open, if any; shared with threads reading it at offsets.
     current: Option<Arc<File>>,
-    /// Whether `current` is a regular file.
-    regular: bool,
-    /// Where output goes: refused as input (`cat`'s rule), and watched while a read waits when
-    /// it is a pipe, the one kind of output whose reader can go away.
+    /// Where output goes: refused as input, and watched while a read waits.
     output: Option<OwnedFd>,
-    /// Whether a read of `current` may wait, and so must watch `output` meanwhile: never for a
-    /// regular file, nor when the output is no pipe.
-    watch: bool,
-    /// The last [`has_waiting`](Input::has_waiting) found `current` readable and no read has
-    /// happened since: the next read returns at once, so it need not watch.
-    ready: bool,
 }
 
 impl FileInput {
-    /// `files` (stdin if none), read while writing to stdout.
-    pub fn stdin_or_files(files: &[PathBuf]) -> Self {
-        let stdout = io::stdout().as_fd().try_clone_to_owned().ok();
-        FileInput::new(Sources::new(files), stdout)
-    }
-
     /// `sources`, read while writing to `output`.
-    pub fn new(sources: Sources, output: Option<OwnedFd>) -> Self {
+    pub fn new(mut sources: Sources, output: Option<OwnedFd>) -> Self {
+        sources.output_is_pipe(output.as_ref().is_some_and(|fd| fd::is_pipe(fd.as_fd())));
         FileInput {
             sources,
             current: None,
-            regular: false,
             output,
-            watch: false,
-            ready: false,
         }
     }
-}
 
-impl FileInput {
-    /// The source being read, opening the next one that opens if none is; `None` once all are
-    /// read.
-    fn open_current(&mut self) -> Option<Arc<File>> {
-        if self.current.is_none() {
-            let output = self.output.as_ref().map(AsFd::as_fd);
-            let file = self.sources.open_next(output)?;
-            self.regular = fd::is_regular_file(file.as_fd());
-            self.watch = output.is_some_and(fd::is_pipe) && !self.regular;
-            self.ready = false;
-            self.current = Some(Arc::new(file));
+    /// Carries out what [`Sources`] says until it says to wait (when `wait` is false), read, or
+    /// stop: the source to read, or `None` at the end.
+    fn until_read(&mut self, wait: bool) -> Result<Option<&Arc<File>>, Error> {
+        loop {
+            match self.sources.what_next() {
+                Next::Open(source) => {
+                    let output = self.output.as_ref().map(AsFd::as_fd);
+                    self.current = self.sources.opened(open(&source, output)).map(Arc::new);
+                }
+                Next::Report(error) => report(&error),
+                Next::Wait if wait => {
+                    let gone = match (&self.current, &self.output) {
+                        (Some(file), Some(output)) => {
+                            !fd::wait_readable_unless_reader_gone(file.as_fd(), output.as_fd())
+                        }
+                        // Nothing to watch: the read waits by itself.
+                        _ => false,
+                    };
+                    self.sources.waited(gone);
+                }
+                Next::Wait | Next::Read => return Ok(self.current.as_ref()),
+                Next::End => {
+                    self.current = None;
+                    return Ok(None);
+                }
+                Next::ReaderGone => return Err(Error::stdout_closed()),
+            }
         }
-        self.current.clone()
     }
 }
 
@@ -76,37 +84,34 @@ impl Input for FileInput {
     /// Fails only when the output is a pipe whose reader went away while this waited for input:
     /// a broken pipe, which the caller stops on as it would on a failed write.
     fn read(&mut self, buf: &mut [u8]) -> Result<usize, Error> {
-        while let Some(file) = self.open_current() {
-            let may_wait = self.watch && !std::mem::take(&mut self.ready);
-            if let (true, Some(output)) = (may_wait, &self.output)
-                && !fd::wait_readable_unless_reader_gone(file.as_fd(), output.as_fd())
-            {
-                return Err(Error::stdout_closed());
-            }
-            match self.sources.read_done(fd::read(&file, buf)) {
-                Some(n) => return Ok(n),
-                None => self.current = None,
+        while let Some(file) = self.until_read(true)? {
+            let read = fd::read(file, buf);
+            if let Some(n) = self.sources.read(read) {
+                return Ok(n);
             }
         }
         Ok(0)
     }
 
     fn waits_within(&mut self, timeout: Duration) -> bool {
-        self.ready = match &self.current {
-            Some(file) => fd::is_waiting_within(file.as_fd(), timeout),
-            None => self.sources.has_more(),
-        };
-        self.ready
+        if let Some(known) = self.sources.is_waiting() {
+            return known;
+        }
+        let waiting = self
+            .current
+            .as_ref()
+            .is_none_or(|file| fd::is_waiting_within(file.as_fd(), timeout));
+        self.sources.polled(waiting);
+        waiting
     }
 
     fn regular_file(&mut self) -> Option<Arc<File>> {
-        let file = self.open_current()?;
-        self.regular.then_some(file)
+        let file = Arc::clone(self.until_read(false).ok()??);
+        self.sources.is_regular_file().then_some(file)
     }
 
     fn skip_source(&mut self, error: io::Error) {
-        self.sources.read_done(Err(error));
-        self.current = None;
+        self.sources.read(Err(error));
     }
 
     fn has_waiting(&mut self) -> bool {
@@ -118,6 +123,7 @@ impl Input for FileInput {
 mod tests {
     use std::io::Write;
     use std::os::fd::AsRawFd;
+    use std::path::PathBuf;
 
     use super::*;
 

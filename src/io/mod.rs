@@ -1,17 +1,24 @@
 //! Input and output for the sync strategies, and the rules both the sync and the async layers
 //! share.
 //!
+//! The rules live in two pieces of plain state with no I/O, in the shape of rustls or quinn-proto:
+//! told what happened, each says what to do next, and is unit-tested without a descriptor.
+//! [`sources::Sources`] is the input side (open this source, report this failure, wait for input
+//! or for the output's reader going away, read, the end), [`gather::Gather`] the output side
+//! (write these bytes, or nothing yet). The sync drivers here and the tokio ones in
+//! [`async_io`](crate::async_io) only carry their answers out, blocking or awaiting.
+//!
 //! A sync strategy reads from any [`Input`] and writes to any [`std::io::Write`]: bytes in memory
 //! in tests and benches, and in the binaries [`FileInput`] (stdin or FILEs) and [`Stdout`].
 //!
 //! | module | holds |
 //! | --- | --- |
-//! | [`sources`] | the sources in order with `cat`'s rules: unreadable FILE, input that is the output |
-//! | [`gather`] | output held back for large writes, when it must go, what to write next: plain state |
-//! | [`fd`] | descriptor facts: pipe or file, input waiting, reader gone, private non-blocking mode |
-//! | [`input`] | [`FileInput`]: the sources read synchronously, watching stdout while idle |
+//! | [`sources`] | the input's rules as plain state: sources in `cat`'s order and its failures, input that is the output, when a read waits and watches the output |
+//! | [`gather`] | the output's rules as plain state: held back for large writes, due when full or when input is idle ([`gather::is_due`], asked by every strategy), what to write next |
+//! | [`fd`] | descriptor facts and waits: pipe or file, input waiting, input or a gone reader, input is output, private non-blocking mode |
+//! | [`input`] | [`FileInput`], the sync driver of [`sources::Sources`]; opening a source, for both drivers |
+//! | [`output`] | [`Output`], the sync driver of [`gather::Gather`], in front of any writer; [`Stdout`] |
 //! | [`ranges`] | a regular file read at offsets, and where its lines end |
-//! | [`output`] | [`Output`]: gathering in front of any writer; [`Stdout`] |
 
 pub mod fd;
 pub mod gather;

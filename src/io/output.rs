@@ -109,6 +109,12 @@ impl Stdout {
     }
 }
 
+impl AsFd for Stdout {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.0.as_fd()
+    }
+}
+
 impl Write for Stdout {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         fd::write(&self.0, buf)

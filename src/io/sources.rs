@@ -1,16 +1,36 @@
-//! The sources of input in order, with `cat`'s rules: FILE arguments one after another as one
-//! stream (`-` is stdin, none at all means stdin); a source that cannot be opened or read is
-//! [`report`]ed (so the exit status becomes 1) and skipped, the rest still read; a source that is
-//! the output itself is refused. Both the sync and the async input read through this, so each
-//! rule is written once.
+//! The input side's rules as plain state, with no I/O: which source to open next, what a failure
+//! is reported as, when a read may wait and what for, and when the input is over.
+//!
+//! [`Sources`] is the input side of every binary, as [`Gather`](crate::io::gather::Gather) is the
+//! output side: told what happened (a source opened or not, what a read returned, what a wait
+//! ended on), it says what to do next ([`Next`]), and the sync
+//! [`FileInput`](crate::io::FileInput) and async [`AsyncFileInput`](crate::async_io::AsyncFileInput)
+//! only carry that out. The rules, `cat`'s where the contract follows it:
+//!
+//! - FILE arguments are read one after another as one stream; `-` is stdin, none at all means
+//!   stdin; a FILE named twice is read twice.
+//! - A source that cannot be opened or read is reported (the exit status becomes 1) and skipped;
+//!   the rest is still read.
+//! - A source that is the output itself ([`fd::is_output`](crate::io::fd::is_output)) is refused,
+//!   as `cat` refuses it: reading it would never end, or read back its own output.
+//! - A read that may wait watches the output meanwhile when it is a pipe, the one kind of output
+//!   whose reader can go away: the wait ends on input or on the reader going, and then the input
+//!   stops with a broken pipe, so `(echo a; sleep 30) | BIN | head -1` ends when `head` does. A
+//!   regular file never waits, and a read that a poll just found ready need not watch.
+//!
+//! A driver's loop: ask [`Sources::what_next`]; on [`Next::Open`] open the source with
+//! [`input::open`](crate::io::input::open) and tell [`Sources::opened`]; on [`Next::Report`] pass
+//! the error to [`error::report`](crate::error::report); on [`Next::Wait`] wait for either event
+//! (the sync driver with [`fd::wait_readable_unless_reader_gone`](crate::io::fd::wait_readable_unless_reader_gone),
+//! the async one on the reactor) and tell [`Sources::waited`]; on [`Next::Read`] read and tell
+//! [`Sources::read`]; stop at [`Next::End`] or [`Next::ReaderGone`]. Between reads, "is input
+//! waiting?" (asked by [`gather`](crate::io::gather)'s rule) is [`Sources::is_waiting`], or a
+//! poll the driver tells [`Sources::polled`].
 
-use std::fs::File;
 use std::io;
-use std::os::fd::{AsFd, BorrowedFd};
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, report};
-use crate::io::fd;
+use crate::error::Error;
 use crate::quote::quote;
 
 /// Where input comes from: one of these per FILE argument, or stdin alone.
@@ -30,31 +50,59 @@ impl Source {
             Source::File(path) => quote(path.as_os_str()),
         }
     }
-
-    /// Opens the source for reading, unless it is `output` itself (see [`fd::is_output`]). Stdin
-    /// is duplicated into a plain `File`, so reads go straight to the descriptor, unbuffered, in
-    /// the sizes the caller asks for.
-    fn open(&self, output: Option<BorrowedFd<'_>>) -> Result<File, Error> {
-        let file = match self {
-            Source::Stdin => io::stdin().as_fd().try_clone_to_owned().map(File::from),
-            Source::File(path) => File::open(path),
-        }
-        .map_err(|error| Error::new(format!("opening {}", self.name()), error))?;
-        if output.is_some_and(|output| fd::is_output(file.as_fd(), output)) {
-            let error = io::Error::other("input file is output file");
-            return Err(Error::new(self.name(), error));
-        }
-        Ok(file)
-    }
 }
 
-/// The sources not yet read, and the one being read: plain state, but for opening a file.
+/// What the driver found on opening a source, told to [`Sources::opened`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Opened {
+    /// The source is a regular file: a read of it never waits.
+    pub regular: bool,
+    /// Reading the source would read what is written to the output.
+    pub is_output: bool,
+}
+
+/// What the driver of a [`Sources`] must do next.
+#[derive(Debug)]
+pub enum Next {
+    /// Open this source, then tell what was found with [`Sources::opened`].
+    Open(Source),
+    /// Report this failure (the exit status becomes 1) and ask again: its source is skipped.
+    Report(Error),
+    /// Wait until the open source has input (or its end), or the output's reader has gone, then
+    /// tell which with [`Sources::waited`].
+    Wait,
+    /// Read from the open source, then tell what came with [`Sources::read`].
+    Read,
+    /// Every source is read: the input is at its end.
+    End,
+    /// The output's reader went away while input was awaited: stop, as a failed write would.
+    ReaderGone,
+}
+
+/// The source being read and what is known of it.
+#[derive(Debug)]
+struct Current {
+    source: Source,
+    regular: bool,
+    /// A poll found input since the last read: the next read returns at once.
+    ready: bool,
+}
+
+/// The sources not yet read, the one being read, and what the driver is to do next.
 #[derive(Debug)]
 pub struct Sources {
     /// Sources not yet opened, in reverse order, so the next one is popped off the end.
     waiting: Vec<Source>,
-    /// The source being read, if one is open.
-    current: Option<Source>,
+    /// The source being opened, between [`Next::Open`] and [`Sources::opened`].
+    opening: Option<Source>,
+    /// The source open now, if any.
+    current: Option<Current>,
+    /// A failure the driver is to report before anything else.
+    to_report: Option<Error>,
+    /// Whether the output is a pipe, whose reader a read that may wait must watch.
+    output_is_pipe: bool,
+    /// The output's reader has gone: the input is over.
+    reader_gone: bool,
 }
 
 impl Sources {
@@ -73,43 +121,114 @@ impl Sources {
         waiting.reverse();
         Sources {
             waiting,
+            opening: None,
             current: None,
+            to_report: None,
+            output_is_pipe: false,
+            reader_gone: false,
         }
     }
 
-    /// Opens the next source that can be opened, reporting and skipping those that cannot (or
-    /// that are `output` itself); `None` once none is left.
-    pub fn open_next(&mut self, output: Option<BorrowedFd<'_>>) -> Option<File> {
-        while let Some(source) = self.waiting.pop() {
-            match source.open(output) {
-                Ok(file) => {
-                    self.current = Some(source);
-                    return Some(file);
+    /// Tells whether the output is a pipe: its reader is then watched while a read may wait.
+    pub fn output_is_pipe(&mut self, is_pipe: bool) {
+        self.output_is_pipe = is_pipe;
+    }
+
+    /// What the driver must do now.
+    pub fn what_next(&mut self) -> Next {
+        if let Some(error) = self.to_report.take() {
+            return Next::Report(error);
+        }
+        if self.reader_gone {
+            return Next::ReaderGone;
+        }
+        match &self.current {
+            Some(current) if self.output_is_pipe && !current.regular && !current.ready => {
+                Next::Wait
+            }
+            Some(_) => Next::Read,
+            None => match self.waiting.pop() {
+                Some(source) => {
+                    self.opening = Some(source.clone());
+                    Next::Open(source)
                 }
-                Err(error) => report(&error),
+                None => Next::End,
+            },
+        }
+    }
+
+    /// The driver tried to open the source of [`Next::Open`]: `opening` is its handle and what
+    /// it found, or why it failed. Returns the handle to read, or `None` when the source is
+    /// skipped (and a failure is to be reported).
+    pub fn opened<F>(&mut self, opening: io::Result<(F, Opened)>) -> Option<F> {
+        let source = self.opening.take()?;
+        match opening {
+            Ok((_, opened)) if opened.is_output => {
+                let error = io::Error::other("input file is output file");
+                self.to_report = Some(Error::new(source.name(), error));
+                None
+            }
+            Ok((handle, opened)) => {
+                self.current = Some(Current {
+                    source,
+                    regular: opened.regular,
+                    ready: false,
+                });
+                Some(handle)
+            }
+            Err(error) => {
+                self.to_report = Some(Error::new(format!("opening {}", source.name()), error));
+                None
             }
         }
-        None
     }
 
-    /// Takes what a read of the current source returned: the bytes read, or `None` when it has
-    /// ended or failed (a failure is reported), and the next source is to be opened.
-    pub fn read_done(&mut self, read: io::Result<usize>) -> Option<usize> {
+    /// The driver waited as [`Next::Wait`] said: for input, unless `reader_gone`.
+    pub fn waited(&mut self, reader_gone: bool) {
+        self.reader_gone = reader_gone;
+        self.polled(true);
+    }
+
+    /// The driver read from the open source, or gave it up after reading it otherwise (at
+    /// offsets) failed. Returns the bytes read, or `None` when the source has ended or failed
+    /// (a failure is to be reported), and the driver is to ask again.
+    pub fn read(&mut self, read: io::Result<usize>) -> Option<usize> {
+        let current = self.current.as_mut()?;
+        current.ready = false;
         match read {
-            Ok(n) if n > 0 => return Some(n),
-            Ok(_) => {}
+            Ok(0) => {}
+            Ok(n) => return Some(n),
             Err(error) => {
-                let name = self.current.as_ref().map_or_else(String::new, Source::name);
-                report(&Error::new(format!("reading {name}"), error));
+                let what = format!("reading {}", current.source.name());
+                self.to_report = Some(Error::new(what, error));
             }
         }
         self.current = None;
         None
     }
 
-    /// Whether sources remain to be opened after the current one.
-    pub fn has_more(&self) -> bool {
-        !self.waiting.is_empty()
+    /// Whether a read now would return at once, where the state knows: a regular file's always
+    /// does, and with no source open the read opens the next or finds the end. `None` when only
+    /// a poll of the open source can tell; the driver tells what it found with
+    /// [`polled`](Self::polled).
+    pub fn is_waiting(&self) -> Option<bool> {
+        match &self.current {
+            Some(current) if current.regular || current.ready => Some(true),
+            Some(_) => None,
+            None => Some(true),
+        }
+    }
+
+    /// A poll of the open source found input waiting, or not.
+    pub fn polled(&mut self, waiting: bool) {
+        if let Some(current) = &mut self.current {
+            current.ready = waiting;
+        }
+    }
+
+    /// Whether the open source is a regular file.
+    pub fn is_regular_file(&self) -> bool {
+        self.current.as_ref().is_some_and(|current| current.regular)
     }
 }
 
@@ -117,52 +236,127 @@ impl Sources {
 mod tests {
     use super::*;
 
-    fn names(sources: &Sources) -> Vec<String> {
-        sources.waiting.iter().rev().map(Source::name).collect()
+    const PIPE: Opened = Opened {
+        regular: false,
+        is_output: false,
+    };
+    const FILE: Opened = Opened {
+        regular: true,
+        is_output: false,
+    };
+
+    fn sources(files: &[&str]) -> Sources {
+        Sources::new(&files.iter().map(PathBuf::from).collect::<Vec<_>>())
+    }
+
+    /// Opens the next source, which must be `name`, as `opened`; returns the handle kept.
+    fn open(sources: &mut Sources, name: &str, opened: io::Result<Opened>) -> Option<&'static str> {
+        match sources.what_next() {
+            Next::Open(source) => assert_eq!(source.name(), name),
+            other => panic!("{other:?} instead of opening {name}"),
+        }
+        sources.opened(opened.map(|opened| ("handle", opened)))
+    }
+
+    /// The name of what `sources` says to do next.
+    fn next(sources: &mut Sources) -> String {
+        format!("{:?}", sources.what_next())
+    }
+
+    fn reported(sources: &mut Sources) -> String {
+        match sources.what_next() {
+            Next::Report(error) => error.to_string(),
+            other => panic!("{other:?} instead of a report"),
+        }
     }
 
     #[test]
-    fn no_files_is_stdin_and_dash_is_stdin() {
-        assert_eq!(names(&Sources::new(&[])), ["stdin"]);
-        let files = ["a", "-", "b"].map(PathBuf::from);
-        assert_eq!(names(&Sources::new(&files)), ["a", "stdin", "b"]);
+    fn no_files_is_stdin_dash_is_stdin_and_a_file_twice_is_read_twice() {
+        let mut none = sources(&[]);
+        assert_eq!(open(&mut none, "stdin", Ok(PIPE)), Some("handle"));
+        let mut named = sources(&["a", "-", "a"]);
+        for name in ["a", "stdin", "a"] {
+            open(&mut named, name, Ok(FILE));
+            assert_eq!(next(&mut named), "Read");
+            assert_eq!(named.read(Ok(0)), None, "ended: the next is opened");
+        }
+        assert_eq!(next(&mut named), "End");
+        assert_eq!(next(&mut named), "End", "and stays at its end");
     }
 
     #[test]
-    fn unopenable_sources_are_skipped_and_reads_move_on() {
-        let dir = std::env::temp_dir().join(format!("pipelines-sources-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let present = dir.join("present");
-        std::fs::write(&present, b"x").unwrap();
-        let files = [dir.join("missing"), present.clone()];
-        let mut sources = Sources::new(&files);
-        assert!(sources.has_more());
-        assert!(
-            sources.open_next(None).is_some(),
-            "the missing one is skipped"
+    fn failures_are_reported_and_the_rest_is_read() {
+        let mut sources = sources(&["missing", "dir", "ok"]);
+        let missing = io::Error::from(io::ErrorKind::NotFound);
+        assert_eq!(open(&mut sources, "missing", Err(missing)), None);
+        assert!(reported(&mut sources).starts_with("opening missing: "));
+        assert_eq!(open(&mut sources, "dir", Ok(FILE)), Some("handle"));
+        assert_eq!(next(&mut sources), "Read");
+        let directory = io::Error::from_raw_os_error(21);
+        assert_eq!(sources.read(Err(directory)), None);
+        assert_eq!(
+            reported(&mut sources),
+            "reading dir: Is a directory (os error 21)"
         );
-        assert!(!sources.has_more());
-        assert_eq!(sources.read_done(Ok(3)), Some(3));
-        assert_eq!(sources.read_done(Ok(0)), None, "the end moves on");
-        assert!(sources.open_next(None).is_none());
-        std::fs::remove_dir_all(&dir).unwrap();
+        open(&mut sources, "ok", Ok(FILE));
+        assert_eq!(sources.read(Ok(3)), Some(3));
+        assert_eq!(sources.read(Ok(0)), None);
+        assert_eq!(next(&mut sources), "End");
     }
 
     #[test]
     fn a_source_that_is_the_output_is_refused() {
-        let path = std::env::temp_dir().join(format!("pipelines-self-{}", std::process::id()));
-        std::fs::write(&path, b"line\n").unwrap();
-        let output = std::fs::OpenOptions::new()
-            .append(true)
-            .open(&path)
-            .unwrap();
-        let source = Source::File(path.clone());
-        let error = source.open(Some(output.as_fd())).unwrap_err();
-        assert!(
-            error.to_string().ends_with(": input file is output file"),
-            "{error}"
-        );
-        assert!(source.open(None).is_ok());
-        std::fs::remove_file(&path).unwrap();
+        let mut sources = sources(&["self", "other"]);
+        let is_output = Opened {
+            regular: true,
+            is_output: true,
+        };
+        assert_eq!(open(&mut sources, "self", Ok(is_output)), None);
+        assert_eq!(reported(&mut sources), "self: input file is output file");
+        assert_eq!(open(&mut sources, "other", Ok(FILE)), Some("handle"));
+    }
+
+    #[test]
+    fn a_read_that_may_wait_watches_a_pipe_output() {
+        let mut unwatched = sources(&[]);
+        open(&mut unwatched, "stdin", Ok(PIPE));
+        assert_eq!(next(&mut unwatched), "Read", "no pipe to watch");
+        let mut watched = sources(&["file", "-"]);
+        watched.output_is_pipe(true);
+        open(&mut watched, "file", Ok(FILE));
+        assert_eq!(next(&mut watched), "Read", "a file never waits");
+        watched.read(Ok(0));
+        open(&mut watched, "stdin", Ok(PIPE));
+        assert_eq!(next(&mut watched), "Wait");
+        watched.waited(false);
+        assert_eq!(next(&mut watched), "Read", "input came");
+        watched.read(Ok(1));
+        assert_eq!(next(&mut watched), "Wait", "each read may wait");
+        watched.waited(true);
+        assert_eq!(next(&mut watched), "ReaderGone");
+        assert_eq!(next(&mut watched), "ReaderGone", "and stays over");
+    }
+
+    #[test]
+    fn a_poll_that_found_input_spares_the_wait() {
+        let mut sources = sources(&["-", "file"]);
+        sources.output_is_pipe(true);
+        assert_eq!(sources.is_waiting(), Some(true), "a source is yet to open");
+        open(&mut sources, "stdin", Ok(PIPE));
+        assert_eq!(sources.is_waiting(), None, "only a poll can tell");
+        sources.polled(true);
+        assert_eq!(sources.is_waiting(), Some(true));
+        assert_eq!(next(&mut sources), "Read");
+        sources.read(Ok(5));
+        assert_eq!(sources.is_waiting(), None, "the read used what was found");
+        sources.polled(false);
+        assert_eq!(next(&mut sources), "Wait");
+        sources.read(Ok(0));
+        open(&mut sources, "file", Ok(FILE));
+        assert_eq!(sources.is_waiting(), Some(true), "a regular file always is");
+        assert!(sources.is_regular_file());
+        sources.read(Ok(0));
+        assert_eq!(sources.is_waiting(), Some(true), "the end comes at once");
+        assert!(!sources.is_regular_file());
     }
 }

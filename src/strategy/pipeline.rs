@@ -18,6 +18,7 @@ use crate::async_io::{AsyncInput, AsyncOutput};
 use crate::error::Error;
 use crate::frame::reserve;
 use crate::frame::shared::SharedLines;
+use crate::io::gather::is_due_idle;
 use crate::stats::{StageClock, Stats};
 use crate::strategy::render_chunk_in_memory;
 
@@ -79,17 +80,22 @@ async fn read(
 ) -> Result<(u64, StageClock), Error> {
     let mut buffer = SharedLines::new(IO_SIZE);
     let mut bytes_in = 0;
+    // Bytes read and sent on: what is left is held in `buffer`.
+    let mut bytes_sent = 0;
     // Whether lines went out since the last message marked idle.
     let mut unmarked = false;
     loop {
         while let Some(data) = buffer.next_batch(batch) {
+            bytes_sent += data.len() as u64;
             if !send(&lines, Message { data, idle: false }, &mut clock).await {
                 return Ok((bytes_in, clock));
             }
             unmarked = true;
         }
-        if !input.has_waiting() {
+        // What the writer holds unwritten, and any short batch here, go when input is idle.
+        if is_due_idle(unmarked || bytes_in > bytes_sent, || input.has_waiting()) {
             let short = buffer.take_complete();
+            bytes_sent += short.as_ref().map_or(0, |short| short.len() as u64);
             if short.is_some() || unmarked {
                 let data = short.unwrap_or_default();
                 if !send(&lines, Message { data, idle: true }, &mut clock).await {
