@@ -276,33 +276,38 @@ impl Chunk {
 mod tests {
     use super::*;
 
-    /// Puts what fits of `piece` into `buffer`'s spare room, as a read would; returns the rest.
-    fn read_into<'a, B>(
+    /// Feeds `input` to `buffer` in reads of at most `read_size` bytes, each put into the spare
+    /// room as a read would, and calls `after_read` after each.
+    fn feed<B>(
         buffer: &mut B,
-        piece: &'a [u8],
+        input: &[u8],
+        read_size: usize,
         spare: fn(&mut B) -> Result<&mut [u8], Error>,
         filled: fn(&mut B, usize),
-    ) -> &'a [u8] {
-        let spare = spare(buffer).unwrap();
-        let n = spare.len().min(piece.len());
-        spare[..n].copy_from_slice(&piece[..n]);
-        filled(buffer, n);
-        &piece[n..]
+        mut after_read: impl FnMut(&mut B),
+    ) {
+        for mut piece in input.chunks(read_size) {
+            while !piece.is_empty() {
+                let room = spare(buffer).unwrap();
+                let n = room.len().min(piece.len());
+                room[..n].copy_from_slice(&piece[..n]);
+                filled(buffer, n);
+                piece = &piece[n..];
+                after_read(buffer);
+            }
+        }
     }
 
     /// Feeds `input` in reads of at most `read_size` bytes and collects what comes out.
     fn frame(input: &[u8], capacity: usize, read_size: usize) -> Vec<Vec<u8>> {
         let mut buffer = LineBuffer::new(capacity);
         let mut lines = Vec::new();
-        for piece in input.chunks(read_size) {
-            let mut piece = piece;
-            while !piece.is_empty() {
-                piece = read_into(&mut buffer, piece, LineBuffer::spare, LineBuffer::filled);
-                while let Some(line) = buffer.next_line() {
-                    lines.push(line.to_vec());
-                }
+        let (spare, filled) = (LineBuffer::spare, LineBuffer::filled);
+        feed(&mut buffer, input, read_size, spare, filled, |buffer| {
+            while let Some(line) = buffer.next_line() {
+                lines.push(line.to_vec());
             }
-        }
+        });
         if let Some(rest) = buffer.take_rest() {
             lines.push(rest.to_vec());
         }
@@ -359,16 +364,19 @@ mod tests {
         let mut chunk = Chunk::new(size);
         let mut handed = Chunk::new(size);
         let mut chunks = Vec::new();
-        for piece in input.chunks(read_size) {
-            let mut piece = piece;
-            while !piece.is_empty() {
-                piece = read_into(&mut chunk, piece, Chunk::spare, Chunk::filled);
+        feed(
+            &mut chunk,
+            input,
+            read_size,
+            Chunk::spare,
+            Chunk::filled,
+            |chunk| {
                 if chunk.has_lines() && (chunk.is_full() || live) {
                     chunk.take_lines(&mut handed).unwrap();
                     chunks.push(handed.bytes().to_vec());
                 }
-            }
-        }
+            },
+        );
         chunk.finish();
         if chunk.has_lines() {
             chunk.take_lines(&mut handed).unwrap();
