@@ -20,6 +20,7 @@
 //! | [`output`] | [`Output`], the sync driver of [`gather::Gather`], in front of any writer; [`Stdout`] |
 //! | [`ranges`] | a regular file read at offsets, and where its lines end |
 
+pub mod decode;
 pub mod fd;
 pub mod gather;
 pub mod input;

@@ -1,0 +1,396 @@
+//! `-z`: a compressed source decoded on a thread of its own, into a pipe the drivers read as they
+//! read any stream.
+//!
+//! A source that begins with the gzip magic (`1f 8b`) is decoded member after member, one that
+//! begins with a zstd frame (`28 b5 2f fd`) frame after frame (skippable frames skipped); anything
+//! else passes through as it is, as `zcat -f` does. Which sources are decoded is the input's rule
+//! ([`Sources`](crate::io::sources::Sources)); this module carries it out.
+//!
+//! Why a thread and a pipe: on two cores the decoder, at a tenth of the renderer's speed or less,
+//! is the whole cost, so it runs beside the rendering and the rendering hides behind it; and the
+//! read end of a pipe is a stream like stdin, so waiting, readiness, the reactor and writing when
+//! input is idle work unchanged in every driver. Each decoded piece is written as soon as the
+//! decoder hands it on, and the decoder hands on what it has whenever its input pauses, so a
+//! slowly written compressed stream still comes out line by line.
+//!
+//! The thread ends at the source's end, at a failure (told by [`Decoding::finish`] once the pipe
+//! has ended), or when the pipe's reader has gone (nothing is told then: nobody listens).
+
+use std::fs::File;
+use std::io::{self, BufReader, Chain, Cursor, Read};
+use std::os::fd::AsFd;
+use std::os::unix::fs::FileExt;
+use std::thread::{self, JoinHandle};
+
+use flate2::bufread::MultiGzDecoder;
+
+use crate::error::panic_message;
+use crate::io::fd;
+
+/// What a source holds, by its first bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// gzip members, one after another.
+    Gzip,
+    /// zstd frames, one after another, skippable frames among them.
+    Zstd,
+    /// Anything else: read as it is.
+    Plain,
+}
+
+const GZIP_MAGIC: &[u8] = &[0x1f, 0x8b];
+const ZSTD_MAGIC: &[u8] = &[0x28, 0xb5, 0x2f, 0xfd];
+
+/// The most bytes [`sniff`] needs.
+const LONGEST_MAGIC: usize = 4;
+
+/// What a source whose first bytes are `start` holds; `None` while `start` could still begin a
+/// magic and more bytes may come (`ended` false). Decided on the fewest bytes, so that a live plain
+/// line is never held back waiting for bytes that would not change the answer.
+pub fn sniff(start: &[u8], ended: bool) -> Option<Format> {
+    for (magic, format) in [(GZIP_MAGIC, Format::Gzip), (ZSTD_MAGIC, Format::Zstd)] {
+        if start.starts_with(magic) {
+            return Some(format);
+        }
+        if !ended && magic.starts_with(start) {
+            return None;
+        }
+    }
+    Some(Format::Plain)
+}
+
+/// What a regular file holds, read at offset 0 without moving the file's offset.
+pub fn sniff_file(file: &File) -> io::Result<Format> {
+    let mut start = [0; LONGEST_MAGIC];
+    let mut read = 0;
+    while read < start.len() {
+        match file.read_at(&mut start[read..], read as u64) {
+            Ok(0) => break,
+            Ok(n) => read += n,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(sniff(&start[..read], true).unwrap_or(Format::Plain))
+}
+
+/// How decoding a source failed.
+#[derive(Debug)]
+pub enum Failure {
+    /// Reading the source itself failed, as it would have without `-z`.
+    Reading(io::Error),
+    /// The bytes are not a well-formed stream of their format: corrupt, truncated, a bad checksum,
+    /// garbage after the last member, a window larger than the decoder allows.
+    Decompressing(io::Error),
+}
+
+/// Compressed bytes read, and decoded bytes handed on, at a time: large enough that a pipe write
+/// and the decoder's call overhead are a small part of each piece.
+const PIECE: usize = 256 * 1024;
+
+/// A source being decoded on its own thread: read the pipe [`decode`] returned, then, at its end,
+/// [`finish`](Self::finish).
+#[derive(Debug)]
+pub struct Decoding {
+    thread: JoinHandle<Result<(), Failure>>,
+}
+
+impl Decoding {
+    /// How decoding ended, once the pipe has ended: the thread has then returned, or is about to.
+    pub fn finish(self) -> Result<(), Failure> {
+        self.thread.join().unwrap_or_else(|panic| {
+            let reason = io::Error::other(panic_message(&*panic));
+            Err(Failure::Decompressing(reason))
+        })
+    }
+}
+
+/// Starts decoding `source` on a thread of its own: returns the read end of a pipe that carries
+/// the decoded bytes, and the thread. `format` is what the source holds if already known (a
+/// regular file, sniffed with [`sniff_file`]); `None` has the thread sniff the source as it reads
+/// it (a pipe, whose bytes can be read only once), passing plain bytes through.
+pub fn decode(source: File, format: Option<Format>) -> io::Result<(File, Decoding)> {
+    let (reader, writer) = rustix::pipe::pipe()?;
+    fd::enlarge_pipe(writer.as_fd());
+    let writer = File::from(writer);
+    let thread = thread::Builder::new()
+        .name("decode".to_owned())
+        .spawn(move || run(Source::new(source), format, &writer))?;
+    Ok((File::from(reader), Decoding { thread }))
+}
+
+/// The source as the decoder reads it: signals and an inherited non-blocking mode waited out, and
+/// a failed read kept, so that it is told as the source's failure rather than the decoder's.
+#[derive(Debug)]
+struct Source {
+    file: File,
+    failed: Option<io::Error>,
+}
+
+impl Source {
+    fn new(file: File) -> Self {
+        Source { file, failed: None }
+    }
+}
+
+impl Read for Source {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        fd::read(&self.file, buf).map_err(|error| {
+            let kind = error.kind();
+            self.failed = Some(error);
+            io::Error::from(kind)
+        })
+    }
+}
+
+/// The source with the bytes sniffing read put back in front.
+type Sniffed = Chain<Cursor<Vec<u8>>, Source>;
+
+/// The thread's body: sniffs unless `format` is known, then decodes or copies to `out`.
+fn run(mut source: Source, format: Option<Format>, out: &File) -> Result<(), Failure> {
+    let mut start = Vec::new();
+    let format = match format {
+        Some(format) => format,
+        None => loop {
+            let mut more = [0; LONGEST_MAGIC];
+            let read = source.read(&mut more[..LONGEST_MAGIC - start.len()]);
+            let read = read.map_err(|_| reading(&mut source))?;
+            start.extend_from_slice(&more[..read]);
+            if let Some(format) = sniff(&start, read == 0) {
+                break format;
+            }
+        },
+    };
+    let input = Cursor::new(start).chain(source);
+    let mut buf = vec![0; PIECE];
+    match format {
+        Format::Gzip => {
+            let decoder = MultiGzDecoder::new(BufReader::with_capacity(PIECE, input));
+            pump(
+                decoder,
+                |decoder| decoder.get_mut().get_mut(),
+                out,
+                &mut buf,
+            )
+        }
+        Format::Zstd => {
+            let decoder =
+                zstd::stream::read::Decoder::with_buffer(BufReader::with_capacity(PIECE, input))
+                    .map_err(Failure::Decompressing)?;
+            pump(
+                decoder,
+                |decoder| decoder.get_mut().get_mut(),
+                out,
+                &mut buf,
+            )
+        }
+        Format::Plain => pump(input, |input| input, out, &mut buf),
+    }
+}
+
+/// The failure of reading `source`, which its last read kept.
+fn reading(source: &mut Source) -> Failure {
+    Failure::Reading(
+        source
+            .failed
+            .take()
+            .unwrap_or_else(|| io::Error::other("read failed")),
+    )
+}
+
+/// Reads `from` (a decoder, or the source itself) and writes each piece to `out` as it comes,
+/// until the end, a failure, or `out`'s reader going away. `source` finds the source inside `from`,
+/// to tell its own failures from the decoder's.
+fn pump<R: Read>(
+    mut from: R,
+    source: impl Fn(&mut R) -> &mut Sniffed,
+    out: &File,
+    buf: &mut [u8],
+) -> Result<(), Failure> {
+    loop {
+        let read = match from.read(buf) {
+            Ok(0) => return Ok(()),
+            Ok(read) => read,
+            Err(error) => {
+                let source = &mut source(&mut from).get_mut().1;
+                return Err(match source.failed.is_some() {
+                    true => reading(source),
+                    false => Failure::Decompressing(error),
+                });
+            }
+        };
+        let mut unwritten = &buf[..read];
+        while !unwritten.is_empty() {
+            match fd::write(out, unwritten) {
+                Ok(written) => unwritten = &unwritten[written..],
+                // The reader has gone: nobody wants the rest.
+                Err(_) => return Ok(()),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use flate2::Compression;
+    use flate2::write::GzEncoder;
+
+    use super::*;
+
+    fn gzip(bytes: &[u8]) -> Vec<u8> {
+        let mut encoder = GzEncoder::new(Vec::new(), Compression::default());
+        encoder.write_all(bytes).unwrap();
+        encoder.finish().unwrap()
+    }
+
+    fn zstd(bytes: &[u8]) -> Vec<u8> {
+        zstd::encode_all(bytes, 3).unwrap()
+    }
+
+    /// A zstd skippable frame holding `bytes`, which a decoder skips.
+    fn skippable(bytes: &[u8]) -> Vec<u8> {
+        let mut frame = vec![0x50, 0x2a, 0x4d, 0x18];
+        frame.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+        frame.extend_from_slice(bytes);
+        frame
+    }
+
+    /// `bytes` as a pipe's read end, written by a thread of its own.
+    fn piped(bytes: Vec<u8>) -> File {
+        let (reader, mut writer) = std::io::pipe().unwrap();
+        thread::spawn(move || writer.write_all(&bytes));
+        File::from(std::os::fd::OwnedFd::from(reader))
+    }
+
+    /// Everything `source` decodes to, and how decoding ended.
+    fn decoded(source: File, format: Option<Format>) -> (Vec<u8>, Result<(), Failure>) {
+        let (mut pipe, decoding) = decode(source, format).unwrap();
+        let mut out = Vec::new();
+        pipe.read_to_end(&mut out).unwrap();
+        (out, decoding.finish())
+    }
+
+    fn reason(ended: Result<(), Failure>) -> String {
+        match ended {
+            Err(Failure::Decompressing(reason)) => reason.to_string(),
+            other => panic!("{other:?} instead of a decoding failure"),
+        }
+    }
+
+    #[test]
+    fn sniffing_decides_on_the_fewest_bytes() {
+        assert_eq!(sniff(b"\x1f\x8b\x08", false), Some(Format::Gzip));
+        assert_eq!(sniff(b"\x28\xb5\x2f\xfd", false), Some(Format::Zstd));
+        assert_eq!(
+            sniff(b"a", false),
+            Some(Format::Plain),
+            "no magic begins so"
+        );
+        assert_eq!(sniff(b"\x1f\x8c", false), Some(Format::Plain));
+        for start in [&b""[..], b"\x1f", b"\x28", b"\x28\xb5", b"\x28\xb5\x2f"] {
+            assert_eq!(sniff(start, false), None, "{start:?} may begin a magic");
+            assert_eq!(
+                sniff(start, true),
+                Some(Format::Plain),
+                "but the source ended"
+            );
+        }
+    }
+
+    #[test]
+    fn a_file_is_sniffed_where_it_stands() {
+        let path = std::env::temp_dir().join(format!("pipelines-sniff-{}", std::process::id()));
+        std::fs::write(&path, gzip(b"x\n")).unwrap();
+        let mut file = File::open(&path).unwrap();
+        assert_eq!(sniff_file(&file).unwrap(), Format::Gzip);
+        let mut all = Vec::new();
+        file.read_to_end(&mut all).unwrap();
+        assert_eq!(all, gzip(b"x\n"), "the offset did not move");
+        std::fs::write(&path, b"\x1f").unwrap();
+        assert_eq!(
+            sniff_file(&File::open(&path).unwrap()).unwrap(),
+            Format::Plain
+        );
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn every_member_and_frame_is_decoded_and_plain_bytes_pass() {
+        let members = [gzip(b"one\n"), gzip(b""), gzip(b"two\nthr")].concat();
+        let (out, ended) = decoded(piped(members), None);
+        assert_eq!(out, b"one\ntwo\nthr");
+        assert!(ended.is_ok());
+        let frames = [zstd(b"one\n"), skippable(b"not text"), zstd(b"two\n")].concat();
+        let (out, ended) = decoded(piped(frames), None);
+        assert_eq!(out, b"one\ntwo\n");
+        assert!(ended.is_ok());
+        for plain in [&b""[..], b"\x1f", b"\x28\xb5\x2f", b"plain\n", b"\x1f\x8c"] {
+            let (out, ended) = decoded(piped(plain.to_vec()), None);
+            assert_eq!(out, plain);
+            assert!(ended.is_ok());
+        }
+    }
+
+    #[test]
+    fn a_known_format_is_not_sniffed_again() {
+        let (out, ended) = decoded(piped(zstd(b"z\n")), Some(Format::Zstd));
+        assert_eq!(out, b"z\n");
+        assert!(ended.is_ok());
+    }
+
+    #[test]
+    fn a_fault_ends_decoding_after_the_bytes_before_it() {
+        let text: Vec<u8> = (0..20_000)
+            .flat_map(|n| format!("line {n}\n").into_bytes())
+            .collect();
+        let whole = gzip(&text);
+        let (out, ended) = decoded(piped(whole[..whole.len() - 4].to_vec()), None);
+        assert!(text.starts_with(&out), "a prefix of the text");
+        assert!(out.len() > text.len() / 2, "most of it: {}", out.len());
+        assert!(matches!(ended, Err(Failure::Decompressing(_))));
+        let mut bad_checksum = whole.clone();
+        let crc = bad_checksum.len() - 8;
+        bad_checksum[crc] ^= 1;
+        let (out, ended) = decoded(piped(bad_checksum), None);
+        assert_eq!(out, text, "every byte, then the checksum fails");
+        assert!(reason(ended).contains("checksum"));
+        let garbage = [gzip(b"a\n"), b"garbage".to_vec()].concat();
+        let (out, ended) = decoded(piped(garbage), None);
+        assert_eq!(out, b"a\n");
+        reason(ended);
+        let zstd_text = zstd(&text);
+        let (out, ended) = decoded(piped(zstd_text[..zstd_text.len() - 3].to_vec()), None);
+        assert!(text.starts_with(&out));
+        reason(ended);
+    }
+
+    #[test]
+    fn a_failed_read_is_the_sources_failure() {
+        let dir = File::open(std::env::temp_dir()).unwrap();
+        let (out, ended) = decoded(dir, None);
+        assert!(out.is_empty());
+        match ended {
+            Err(Failure::Reading(error)) => assert_eq!(error.raw_os_error(), Some(21)),
+            other => panic!("{other:?} instead of a read failure"),
+        }
+    }
+
+    #[test]
+    fn a_slowly_written_stream_comes_out_as_it_decodes() {
+        let (reader, writer) = std::io::pipe().unwrap();
+        let source = File::from(std::os::fd::OwnedFd::from(reader));
+        let (pipe, _decoding) = decode(source, None).unwrap();
+        let mut encoder = GzEncoder::new(writer, Compression::default());
+        let mut lines = std::io::BufReader::new(pipe);
+        for line in ["first\n", "second\n"] {
+            encoder.write_all(line.as_bytes()).unwrap();
+            // A sync flush: the stream so far decodes to the line, and the writer pauses.
+            encoder.flush().unwrap();
+            let mut read = String::new();
+            std::io::BufRead::read_line(&mut lines, &mut read).unwrap();
+            assert_eq!(read, line, "out before the stream goes on");
+        }
+    }
+}
