@@ -18,7 +18,7 @@
 
 use std::fs::File;
 use std::io::{self, BufReader, Chain, Cursor, Read};
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::FileExt;
 use std::thread::{self, JoinHandle};
 
@@ -110,13 +110,13 @@ impl Decoding {
 /// regular file, sniffed with [`sniff_file`]); `None` has the thread sniff the source as it reads
 /// it (a pipe, whose bytes can be read only once), passing plain bytes through.
 pub fn decode(source: File, format: Option<Format>) -> io::Result<(File, Decoding)> {
-    let (reader, writer) = rustix::pipe::pipe()?;
+    let (reader, writer) = std::io::pipe()?;
     fd::enlarge_pipe(writer.as_fd());
-    let writer = File::from(writer);
+    let writer = File::from(OwnedFd::from(writer));
     let thread = thread::Builder::new()
         .name("decode".to_owned())
         .spawn(move || run(Source::new(source), format, &writer))?;
-    Ok((File::from(reader), Decoding { thread }))
+    Ok((File::from(OwnedFd::from(reader)), Decoding { thread }))
 }
 
 /// The source as the decoder reads it: signals and an inherited non-blocking mode waited out, and
@@ -174,9 +174,9 @@ fn run(mut source: Source, format: Option<Format>, out: &File) -> Result<(), Fai
             )
         }
         Format::Zstd => {
-            let decoder =
-                zstd::stream::read::Decoder::with_buffer(BufReader::with_capacity(PIECE, input))
-                    .map_err(Failure::Decompressing)?;
+            let buffered = BufReader::with_capacity(PIECE, input);
+            let decoder = zstd::stream::read::Decoder::with_buffer(buffered)
+                .map_err(Failure::Decompressing)?;
             pump(
                 decoder,
                 |decoder| decoder.get_mut().get_mut(),
@@ -219,15 +219,21 @@ fn pump<R: Read>(
                 });
             }
         };
-        let mut unwritten = &buf[..read];
-        while !unwritten.is_empty() {
-            match fd::write(out, unwritten) {
-                Ok(written) => unwritten = &unwritten[written..],
-                // The reader has gone: nobody wants the rest.
-                Err(_) => return Ok(()),
-            }
+        if !write_all(out, &buf[..read]) {
+            return Ok(());
         }
     }
+}
+
+/// Writes all of `bytes` to `out`; false when `out`'s reader has gone, and nobody wants the rest.
+fn write_all(out: &File, mut bytes: &[u8]) -> bool {
+    while !bytes.is_empty() {
+        match fd::write(out, bytes) {
+            Ok(written) => bytes = &bytes[written..],
+            Err(_) => return false,
+        }
+    }
+    true
 }
 
 #[cfg(test)]
@@ -354,7 +360,7 @@ mod tests {
         let crc = bad_checksum.len() - 8;
         bad_checksum[crc] ^= 1;
         let (out, ended) = decoded(piped(bad_checksum), None);
-        assert_eq!(out, text, "every byte, then the checksum fails");
+        assert!(out == text, "every byte, then the checksum fails");
         assert!(reason(ended).contains("checksum"));
         let garbage = [gzip(b"a\n"), b"garbage".to_vec()].concat();
         let (out, ended) = decoded(piped(garbage), None);
@@ -363,7 +369,16 @@ mod tests {
         let zstd_text = zstd(&text);
         let (out, ended) = decoded(piped(zstd_text[..zstd_text.len() - 3].to_vec()), None);
         assert!(text.starts_with(&out));
-        reason(ended);
+        assert_eq!(reason(ended), "incomplete frame");
+        let mut encoder = zstd::Encoder::new(Vec::new(), 3).unwrap();
+        encoder.include_checksum(true).unwrap();
+        encoder.write_all(&text).unwrap();
+        let mut bad_checksum = encoder.finish().unwrap();
+        *bad_checksum.last_mut().unwrap() ^= 1;
+        let (out, ended) = decoded(piped(bad_checksum), None);
+        // libzstd checks as it decodes the frame's last piece, and gives none of that piece.
+        assert!(text.starts_with(&out));
+        assert!(reason(ended).contains("checksum"));
     }
 
     #[test]
@@ -377,20 +392,61 @@ mod tests {
         }
     }
 
+    /// Reads a line of `lines`, on a thread of its own so that a line held back fails the test
+    /// instead of hanging it.
+    fn next_line(lines: &mut std::sync::mpsc::Receiver<String>) -> Option<String> {
+        lines.recv_timeout(std::time::Duration::from_secs(10)).ok()
+    }
+
+    /// The lines read from `pipe`, as they come.
+    fn lines_of(pipe: File) -> std::sync::mpsc::Receiver<String> {
+        let (send, lines) = std::sync::mpsc::channel();
+        thread::spawn(move || {
+            for line in std::io::BufRead::lines(std::io::BufReader::new(pipe)) {
+                if line.map(|line| send.send(line)).is_err() {
+                    break;
+                }
+            }
+        });
+        lines
+    }
+
     #[test]
     fn a_slowly_written_stream_comes_out_as_it_decodes() {
         let (reader, writer) = std::io::pipe().unwrap();
-        let source = File::from(std::os::fd::OwnedFd::from(reader));
-        let (pipe, _decoding) = decode(source, None).unwrap();
-        let mut encoder = GzEncoder::new(writer, Compression::default());
-        let mut lines = std::io::BufReader::new(pipe);
-        for line in ["first\n", "second\n"] {
-            encoder.write_all(line.as_bytes()).unwrap();
+        let (pipe, _decoding) =
+            decode(File::from(std::os::fd::OwnedFd::from(reader)), None).unwrap();
+        let mut lines = lines_of(pipe);
+        let mut gzip = GzEncoder::new(writer, Compression::default());
+        let mut zstd = zstd::Encoder::new(Vec::new(), 3).unwrap();
+        let mut flushed = vec![0];
+        for line in ["first", "second"] {
+            gzip.write_all(format!("{line}\n").as_bytes()).unwrap();
             // A sync flush: the stream so far decodes to the line, and the writer pauses.
-            encoder.flush().unwrap();
-            let mut read = String::new();
-            std::io::BufRead::read_line(&mut lines, &mut read).unwrap();
-            assert_eq!(read, line, "out before the stream goes on");
+            gzip.flush().unwrap();
+            assert_eq!(
+                next_line(&mut lines).as_deref(),
+                Some(line),
+                "gzip held it back"
+            );
+            zstd.write_all(format!("{line}\n").as_bytes()).unwrap();
+            zstd.flush().unwrap();
+            flushed.push(zstd.get_ref().len());
+        }
+        let (reader, mut writer) = std::io::pipe().unwrap();
+        let (pipe, _decoding) =
+            decode(File::from(std::os::fd::OwnedFd::from(reader)), None).unwrap();
+        let mut lines = lines_of(pipe);
+        // The zstd stream in parts, each ending where a flush ended a block holding a line.
+        for (n, line) in ["first", "second"].into_iter().enumerate() {
+            writer
+                .write_all(&zstd.get_ref()[flushed[n]..flushed[n + 1]])
+                .unwrap();
+            assert_eq!(
+                next_line(&mut lines).as_deref(),
+                Some(line),
+                "zstd held it back"
+            );
         }
     }
 }
