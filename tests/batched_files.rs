@@ -14,8 +14,10 @@ use std::thread;
 
 use common::{DEADLINE, finish, line_soup, reference, run_command, wait_until};
 use pipelines::error::Error;
+use pipelines::frame::Chunk;
+use pipelines::io::ranges::Range;
 use pipelines::io::sources::Sources;
-use pipelines::io::{FileInput, Input, fd};
+use pipelines::io::{FileInput, Input, Piece, RangedInput};
 use pipelines::strategy::batched::{Knobs, run};
 use proptest::prelude::*;
 
@@ -395,28 +397,36 @@ fn a_read_error_in_a_range_is_reported_and_the_file_skipped() {
     fs::write(&other, &others).expect("writing");
     let write_only = || OpenOptions::new().write(true).open(&path).expect("opening");
 
-    /// One regular file, as `FileInput` offers stdin, then nothing.
-    struct OneFile(Option<Arc<File>>);
+    /// One regular file in one range, as `FileInput` offers a large one, then nothing.
+    struct OneFile(Option<Arc<File>>, bool);
     impl Input for OneFile {
-        fn read(&mut self, buf: &mut [u8]) -> Result<usize, Error> {
-            match &self.0 {
-                Some(file) => fd::read(file, buf).map_err(|error| Error::new("reading", error)),
-                None => Ok(0),
-            }
+        fn read(&mut self, _: &mut [u8]) -> Result<usize, Error> {
+            Ok(0)
         }
         fn has_waiting(&mut self) -> bool {
             true
         }
-        fn regular_file(&mut self) -> Option<Arc<File>> {
-            self.0.clone()
+    }
+    impl RangedInput for OneFile {
+        fn next_piece(&mut self, size: usize, _: &mut Chunk) -> Result<Piece, Error> {
+            Ok(match (self.0.take(), self.1) {
+                (Some(file), _) => Piece::Range(Range {
+                    file,
+                    at: 0,
+                    len: size,
+                }),
+                (None, true) => Piece::RangesEnd,
+                (None, false) => Piece::Stream,
+            })
         }
-        fn skip_source(&mut self, error: std::io::Error) {
+        fn ranges_read(&mut self, failure: Option<std::io::Error>) {
+            let error = failure.expect("the range failed");
             assert_eq!(error.raw_os_error(), Some(9), "{error}");
-            self.0 = None;
+            self.1 = false;
         }
     }
     let mut output = Vec::new();
-    let input = OneFile(Some(Arc::new(write_only())));
+    let input = OneFile(Some(Arc::new(write_only())), true);
     let stats = run(&knobs(2, 1000), input, &mut output).expect("runs");
     assert!(output.is_empty() && stats.lines == 0);
 

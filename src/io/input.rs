@@ -1,16 +1,19 @@
-//! [`FileInput`]: stdin or FILEs, read synchronously as one stream: the driver that carries out
-//! what [`Sources`] says, blocking. [`open`] is how both it and the async driver open a source.
+//! [`FileInput`]: stdin or FILEs, read synchronously as one stream, or a regular file in ranges:
+//! the driver that carries out what [`Sources`] and [`Cuts`] say, blocking. [`open`] is how both
+//! it and the async driver open a source.
 
 use std::fs::File;
-use std::io;
+use std::io::{self, Seek, SeekFrom};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::error::{Error, report};
-use crate::io::Input;
+use crate::frame::Chunk;
 use crate::io::fd;
-use crate::io::sources::{Next, Opened, Source, Sources};
+use crate::io::ranges::{Cut, Cuts, Range, complete_line, line_end_after, read_through, size_hint};
+use crate::io::sources::{How, Next, Opened, Source, Sources};
+use crate::io::{Input, Piece, RangedInput};
 
 /// Opens `source` for reading and finds what [`Sources::opened`] must know of it. Stdin is
 /// duplicated into a plain `File`, so reads go straight to the descriptor, unbuffered, in the
@@ -35,6 +38,10 @@ pub struct FileInput {
     current: Option<Arc<File>>,
     /// Where output goes: refused as input, and watched while a read waits.
     output: Option<OwnedFd>,
+    /// The open source's reading in ranges, while it lasts.
+    cuts: Option<Cuts>,
+    /// Where line ends are looked for.
+    scratch: Vec<u8>,
 }
 
 impl FileInput {
@@ -45,6 +52,8 @@ impl FileInput {
             sources,
             current: None,
             output,
+            cuts: None,
+            scratch: Vec::new(),
         }
     }
 
@@ -105,17 +114,78 @@ impl Input for FileInput {
         waiting
     }
 
-    fn regular_file(&mut self) -> Option<Arc<File>> {
-        let file = Arc::clone(self.until_read(false).ok()??);
-        self.sources.is_regular_file().then_some(file)
-    }
-
-    fn skip_source(&mut self, error: io::Error) {
-        self.sources.read(Err(error));
-    }
-
     fn has_waiting(&mut self) -> bool {
         self.waits_within(Duration::ZERO)
+    }
+}
+
+impl RangedInput for FileInput {
+    /// A regular file with two chunks' worth or more left is read in ranges, as its [`Cuts`]
+    /// say; anything else as a stream.
+    fn next_piece(&mut self, size: usize, held: &mut Chunk) -> Result<Piece, Error> {
+        if self.cuts.is_none() {
+            let Some(file) = self.until_read(false)?.map(Arc::clone) else {
+                return Ok(Piece::Stream);
+            };
+            if self.sources.how() != Some(How::File) {
+                return Ok(Piece::Stream);
+            }
+            let Ok(start) = (&*file).stream_position() else {
+                return Ok(Piece::Stream);
+            };
+            self.cuts = Cuts::new(start, size_hint(&file), size, !held.bytes().is_empty());
+        }
+        let (Some(cuts), Some(file)) = (&mut self.cuts, &self.current) else {
+            return Ok(Piece::Stream);
+        };
+        loop {
+            match cuts.next_cut() {
+                Cut::CompleteLine { at } => match complete_line(file, at, held)? {
+                    Ok((end, ended)) => {
+                        cuts.completed(end, ended);
+                        return Ok(Piece::Read((end - at) as usize));
+                    }
+                    Err(error) => cuts.failed(error),
+                },
+                Cut::FindEnd { from, within } => {
+                    match line_end_after(file, from, &mut self.scratch, within) {
+                        Ok(end) => cuts.found(end),
+                        Err(error) => cuts.failed(error),
+                    }
+                }
+                Cut::Range { at, len } => {
+                    let file = Arc::clone(file);
+                    return Ok(Piece::Range(Range { file, at, len }));
+                }
+                Cut::ReadThrough { at, size } => {
+                    // Only whole lines are ever held here: the lines before were handed on.
+                    debug_assert!(held.bytes().is_empty(), "a read through into a held line");
+                    match held.refill(size, |buf| read_through(file, buf, size, at))? {
+                        Ok(()) => {
+                            let kept = held.bytes().len();
+                            cuts.read_through(kept);
+                            return Ok(Piece::Read(kept));
+                        }
+                        Err(error) => cuts.failed(error),
+                    }
+                }
+                Cut::Stream { .. } => return Ok(Piece::RangesEnd),
+            }
+        }
+    }
+
+    fn ranges_read(&mut self, failure: Option<io::Error>) {
+        let Some(cuts) = self.cuts.take() else {
+            debug_assert!(false, "ranges read with none handed out");
+            return;
+        };
+        let went_on = cuts.finish(failure).and_then(|at| match &self.current {
+            Some(file) => (&**file).seek(SeekFrom::Start(at)).map(drop),
+            None => Ok(()),
+        });
+        if let Err(error) = went_on {
+            self.sources.read(Err(error));
+        }
     }
 }
 

@@ -18,7 +18,7 @@
 //! | [`fd`] | descriptor facts and waits: pipe or file, input waiting, input or a gone reader, input is output, private non-blocking mode |
 //! | [`input`] | [`FileInput`], the sync driver of [`sources::Sources`]; opening a source, for both drivers |
 //! | [`output`] | [`Output`], the sync driver of [`gather::Gather`], in front of any writer; [`Stdout`] |
-//! | [`ranges`] | a regular file read at offsets, and where its lines end |
+//! | [`ranges`] | a regular file read in ranges: [`ranges::Cuts`], the plain state that says range, read through or stream; reads at offsets, where lines end |
 
 pub mod decode;
 pub mod fd;
@@ -28,15 +28,15 @@ pub mod output;
 pub mod ranges;
 pub mod sources;
 
-use std::fs::File;
 use std::io::{self, Read};
-use std::sync::Arc;
 use std::time::Duration;
 
 pub use input::FileInput;
 pub use output::{Output, Stdout};
 
 use crate::error::{Context, Error};
+use crate::frame::Chunk;
+use crate::io::ranges::Range;
 
 /// Where a sync strategy's bytes come from.
 pub trait Input {
@@ -54,19 +54,35 @@ pub trait Input {
         let _ = timeout;
         self.has_waiting()
     }
+}
 
-    /// The source now being read, opening the next if none is open, when it is a regular file:
-    /// other threads may then read it at offsets (see [`ranges`]) while [`read`](Self::read) goes
-    /// on from the file's own offset. `None` for a stream, and for an input that is no file.
-    fn regular_file(&mut self) -> Option<Arc<File>> {
-        None
-    }
+/// An input read by a reader that can hand ranges of a regular file to other threads: the input
+/// decides how each source is read, as a stream or in ranges ([`ranges::Cuts`]).
+pub trait RangedInput: Input {
+    /// How to read on, for a reader that reads `size` bytes at a time into `held`.
+    fn next_piece(&mut self, size: usize, held: &mut Chunk) -> Result<Piece, Error>;
 
-    /// Gives up the source now being read, after reading it at an offset failed with `error`:
-    /// reported as a failed [`read`](Self::read) is, and reading goes on with the next source.
-    fn skip_source(&mut self, error: io::Error) {
-        let _ = error;
-    }
+    /// Ends the reading of a file in ranges (after [`Piece::RangesEnd`], or sooner when one
+    /// failed): every range handed out is read, and `failure` is the first that could not be.
+    /// The rest of the file is then read as a stream, or the file is given up and the failure
+    /// reported as any failed read is.
+    fn ranges_read(&mut self, failure: Option<io::Error>);
+}
+
+/// How a [`RangedInput`]'s reader reads on.
+#[derive(Debug)]
+pub enum Piece {
+    /// As a stream, with [`Input::read`].
+    Stream,
+    /// The input read this many bytes into the chunk held, as a stream read would have: its whole
+    /// lines are to be handed on.
+    Read(usize),
+    /// A range of a regular file, whole lines, for another thread to read.
+    Range(Range),
+    /// No more ranges: once every range handed out is read, tell
+    /// [`ranges_read`](RangedInput::ranges_read), then read on as a stream: the rest of the file
+    /// has less than a range's worth, or has no line end, until a read moves it on.
+    RangesEnd,
 }
 
 /// Any reader is an input whose bytes are always waiting: memory, in tests and benches.
@@ -77,5 +93,44 @@ impl<R: Read> Input for R {
 
     fn has_waiting(&mut self) -> bool {
         true
+    }
+}
+
+/// Memory is read as a stream.
+impl<R: Read> RangedInput for R {
+    fn next_piece(&mut self, _: usize, _: &mut Chunk) -> Result<Piece, Error> {
+        Ok(Piece::Stream)
+    }
+
+    fn ranges_read(&mut self, _: Option<io::Error>) {
+        debug_assert!(false, "memory is never read in ranges");
+    }
+}
+
+/// Files for this crate's unit tests, each test's its own however many run at once.
+#[cfg(test)]
+pub(crate) mod scratch {
+    use std::fs::{self, File, OpenOptions};
+    use std::path::PathBuf;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    /// A path no other test of any run uses: the process's id and a count in it.
+    pub fn path(what: &str) -> PathBuf {
+        static MADE: AtomicU64 = AtomicU64::new(0);
+        let n = MADE.fetch_add(1, Ordering::Relaxed);
+        std::env::temp_dir().join(format!("pipelines-{what}-{}-{n}", std::process::id()))
+    }
+
+    /// A file holding `bytes`, open for reading and writing, its name already gone.
+    pub fn file(bytes: &[u8]) -> File {
+        let path = path("file");
+        fs::write(&path, bytes).unwrap();
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&path)
+            .unwrap();
+        fs::remove_file(&path).unwrap();
+        file
     }
 }

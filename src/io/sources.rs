@@ -79,11 +79,21 @@ pub enum Next {
     ReaderGone,
 }
 
+/// How an open source is read: the one decision each kind of source adds to, made when it opens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum How {
+    /// As it comes: a pipe, a terminal, a device. A read may wait.
+    Stream,
+    /// A regular file: a read never waits, and other threads may read it in ranges at offsets
+    /// ([`ranges`](crate::io::ranges)) while the stream goes on from the file's own offset.
+    File,
+}
+
 /// The source being read and what is known of it.
 #[derive(Debug)]
 struct Current {
     source: Source,
-    regular: bool,
+    how: How,
     /// A poll found input since the last read: the next read returns at once.
     ready: bool,
 }
@@ -143,7 +153,9 @@ impl Sources {
             return Next::ReaderGone;
         }
         match &self.current {
-            Some(current) if self.output_is_pipe && !current.regular && !current.ready => {
+            Some(current)
+                if self.output_is_pipe && current.how == How::Stream && !current.ready =>
+            {
                 Next::Wait
             }
             Some(_) => Next::Read,
@@ -169,9 +181,13 @@ impl Sources {
                 None
             }
             Ok((handle, opened)) => {
+                let how = match opened.regular {
+                    true => How::File,
+                    false => How::Stream,
+                };
                 self.current = Some(Current {
                     source,
-                    regular: opened.regular,
+                    how,
                     ready: false,
                 });
                 Some(handle)
@@ -189,8 +205,8 @@ impl Sources {
         self.polled(true);
     }
 
-    /// The driver read from the open source, or gave it up after reading it otherwise (at
-    /// offsets) failed. Returns the bytes read, or `None` when the source has ended or failed
+    /// The driver read from the open source, or gave it up after reading it otherwise (in
+    /// ranges) failed. Returns the bytes read, or `None` when the source has ended or failed
     /// (a failure is to be reported), and the driver is to ask again.
     pub fn read(&mut self, read: io::Result<usize>) -> Option<usize> {
         let current = self.current.as_mut()?;
@@ -213,7 +229,7 @@ impl Sources {
     /// [`polled`](Self::polled).
     pub fn is_waiting(&self) -> Option<bool> {
         match &self.current {
-            Some(current) if current.regular || current.ready => Some(true),
+            Some(current) if current.how == How::File || current.ready => Some(true),
             Some(_) => None,
             None => Some(true),
         }
@@ -226,9 +242,9 @@ impl Sources {
         }
     }
 
-    /// Whether the open source is a regular file.
-    pub fn is_regular_file(&self) -> bool {
-        self.current.as_ref().is_some_and(|current| current.regular)
+    /// How the open source is read, if one is open.
+    pub fn how(&self) -> Option<How> {
+        self.current.as_ref().map(|current| current.how)
     }
 }
 
@@ -354,9 +370,9 @@ mod tests {
         sources.read(Ok(0));
         open(&mut sources, "file", Ok(FILE));
         assert_eq!(sources.is_waiting(), Some(true), "a regular file always is");
-        assert!(sources.is_regular_file());
+        assert_eq!(sources.how(), Some(How::File));
         sources.read(Ok(0));
         assert_eq!(sources.is_waiting(), Some(true), "the end comes at once");
-        assert!(!sources.is_regular_file());
+        assert_eq!(sources.how(), None);
     }
 }

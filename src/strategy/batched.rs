@@ -18,22 +18,18 @@
 //! after its own: a live line passes through one thread, as in a one-thread filter, with no
 //! hand-off to wait for.
 
-use std::fs::File;
-use std::io::{self, Seek, SeekFrom, Write};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::io::{self, Write};
+use std::sync::{Mutex, MutexGuard};
 use std::thread;
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender, bounded};
-use memchr::{memchr, memrchr};
 
 use crate::error::Error;
 use crate::frame::Chunk;
 use crate::io::gather::is_due;
-use crate::io::ranges::{
-    LOOKAHEAD, LineEnd, append_at_most, line_end_after, read_at_most, size_hint,
-};
-use crate::io::{Input, Output};
+use crate::io::ranges::Range;
+use crate::io::{Output, Piece, RangedInput};
 use crate::parallel::{OnPanic, Reorder, Slots, join, spawn};
 use crate::stats::{StageClock, Stats};
 use crate::strategy::render_chunk_in_memory;
@@ -73,14 +69,6 @@ struct Slot {
     read_error: Option<io::Error>,
 }
 
-/// Bytes `at..at + len` of a regular file: whole lines, as far as the file was read when the
-/// range was cut.
-struct Range {
-    file: Arc<File>,
-    at: u64,
-    len: usize,
-}
-
 impl Slot {
     fn new(chunk_size: usize) -> Self {
         Slot {
@@ -104,10 +92,8 @@ impl Slot {
     /// back short (the file shrank) is rendered as far as it goes, its last line ended; a failed
     /// read is kept in the slot, unrendered.
     fn read_and_render(&mut self) -> Result<(), Error> {
-        if let Some(Range { file, at, len }) = &self.range {
-            let read = self
-                .input
-                .refill(*len, |buf| append_at_most(file, buf, *len, *at))?;
+        if let Some(range) = &self.range {
+            let read = self.input.refill(range.len, |buf| range.read(buf))?;
             if let Err(error) = read {
                 self.output.clear();
                 self.lines = 0;
@@ -127,7 +113,7 @@ impl Slot {
 /// [`FileInput`](crate::io::FileInput) does) notices its reader going away and ends the run.
 pub fn run(
     knobs: &Knobs,
-    mut input: impl Input,
+    mut input: impl RangedInput,
     output: impl Write + Send,
 ) -> Result<Stats, Error> {
     let mut stats = Stats::start();
@@ -195,19 +181,44 @@ pub fn run(
 }
 
 /// Reads the whole input: whole lines go to the workers a full chunk at a time, or are rendered
-/// here when the input goes idle or ends; a regular file is read in ranges by the workers
-/// themselves (see [`read_ranges`]). Returns the bytes read on this thread.
+/// here when the input goes idle or ends; the ranges of a regular file that the input hands out
+/// go to the workers, which read them themselves. Returns the bytes read on this thread.
 fn read_all<W: Write>(
     size: usize,
-    input: &mut impl Input,
+    input: &mut impl RangedInput,
     flight: &mut Flight<W>,
 ) -> Result<u64, Error> {
     let mut chunk = Chunk::new(size);
-    let mut scratch = Vec::new();
     let mut bytes_in = 0;
+    // Whether ranges of a file are out: one that could not be read ends its file's ranges.
+    let mut ranged = false;
     loop {
-        if let Some(file) = input.regular_file() {
-            bytes_in += read_ranges(&file, size, &mut chunk, &mut scratch, input, flight)?;
+        let piece = match ranged && flight.range_failed()? {
+            true => Piece::RangesEnd,
+            false => input.next_piece(size, &mut chunk)?,
+        };
+        match piece {
+            Piece::Stream => {}
+            Piece::Read(read) => {
+                bytes_in += read as u64;
+                if chunk.has_lines() {
+                    flight.send_lines(&mut chunk)?;
+                }
+                continue;
+            }
+            Piece::Range(range) => {
+                flight.send_range(range)?;
+                ranged = true;
+                continue;
+            }
+            Piece::RangesEnd => {
+                // Every range written: a failed one is known (the file's later ranges were
+                // dropped unwritten), and no slot holds the file open any longer. The rest is
+                // a stream: read on.
+                flight.drain()?;
+                input.ranges_read(flight.range_failure()?);
+                ranged = false;
+            }
         }
         let read = input.read(chunk.spare()?)?;
         if read == 0 {
@@ -239,149 +250,6 @@ fn read_all<W: Write>(
         if flight.slots.out() > 0 && !input.waits_within(BURST_GAP) {
             flight.drain()?;
         }
-    }
-}
-
-/// Reads the regular `file`, from its offset on, in ranges that the workers read and render
-/// themselves, while its size says a chunk's worth is left; then leaves the file's offset where
-/// the rest is to be read as a stream: a last line without its `\n`, what was appended meanwhile,
-/// all of a file whose size says nothing (`/proc`). Returns the bytes read on this thread.
-///
-/// Ranges are cut here, in order, each at the first `\n` at or past a chunk's worth: finding it
-/// reads a few KiB at the cut, so each range is known whole before a worker starts on it, no
-/// worker waits on another, and the ranges tile the file exactly. A range whose last line is
-/// long is read here instead, through to that line's end, and only rendered by a worker.
-fn read_ranges<W: Write>(
-    file: &Arc<File>,
-    size: usize,
-    chunk: &mut Chunk,
-    scratch: &mut Vec<u8>,
-    input: &mut impl Input,
-    flight: &mut Flight<W>,
-) -> Result<u64, Error> {
-    let size = size as u64;
-    let mut handle: &File = file;
-    let Ok(start) = handle.stream_position() else {
-        return Ok(0);
-    };
-    let hint = size_hint(file);
-    // Less than two chunks' worth is read as a stream: there is little to share, and a small
-    // file is then read to its end before anything is written, as a one-thread filter reads it.
-    if start.saturating_add(2 * size) >= hint {
-        return Ok(0);
-    }
-    let mut at = start;
-    let mut failed = None;
-    // A line begun in the previous source runs on into this file: it is completed here.
-    if !chunk.bytes().is_empty() {
-        match complete_line(file, at, chunk)? {
-            Ok((end, true)) => {
-                at = end;
-                flight.send_lines(chunk)?;
-            }
-            // The file is all one line, still running on.
-            Ok((end, false)) => at = end,
-            Err(error) => failed = Some(error),
-        }
-    }
-    let mut read_here = at - start;
-    // A cut looks this far on for its line's end. A longer line is not cut through (which would
-    // read it twice, once to find the cut and again in the worker): this thread reads the range
-    // through to the line's end itself, and a worker only renders it.
-    let search = (size as usize / 8).max(LOOKAHEAD);
-    while failed.is_none() && at + size < hint && !flight.range_failed()? {
-        let end = match line_end_after(file, at + size - 1, scratch, search) {
-            Ok(LineEnd::At(end)) => end,
-            Ok(LineEnd::Beyond) => match flight.send_read_through(file, at, size as usize)? {
-                Ok(Some(end)) => {
-                    read_here += end - at;
-                    at = end;
-                    continue;
-                }
-                // No line ends before the file does: the rest is read as a stream.
-                Ok(None) => break,
-                Err(error) => {
-                    failed = Some(error);
-                    break;
-                }
-            },
-            // The file ends within this range (its last line lacks its `\n`, or it shrank): the
-            // rest is read as a stream.
-            Ok(LineEnd::FileEnd) => break,
-            Err(error) => {
-                failed = Some(error);
-                break;
-            }
-        };
-        let file = Arc::clone(file);
-        let len = (end - at) as usize;
-        flight.send_range(Range { file, at, len })?;
-        at = end;
-    }
-    // Every range written: a failed one is known, and no slot holds the file open any longer.
-    flight.drain()?;
-    match failed.or(lock(flight.writing)?.read_error.take()) {
-        Some(error) => input.skip_source(error),
-        None => {
-            if let Err(error) = handle.seek(SeekFrom::Start(at)) {
-                input.skip_source(error);
-            }
-        }
-    }
-    Ok(read_here)
-}
-
-/// Reads `file` from `at` into `chunk`, which holds the start of a line, up to that line's end or
-/// the file's, as a stream read would; returns the offset after it and whether the line ended.
-/// What a read brings past the line's end is left unused, to be read again: reads of
-/// [`LOOKAHEAD`] keep that small.
-fn complete_line(
-    file: &File,
-    mut at: u64,
-    chunk: &mut Chunk,
-) -> Result<io::Result<(u64, bool)>, Error> {
-    loop {
-        let spare = chunk.spare()?;
-        let room = spare.len().min(LOOKAHEAD);
-        let read = match read_at_most(file, &mut spare[..room], at) {
-            Ok(read) => read,
-            Err(error) => return Ok(Err(error)),
-        };
-        let newline = memchr(b'\n', &spare[..read]);
-        let used = newline.map_or(read, |newline| newline + 1);
-        chunk.filled(used);
-        at += used as u64;
-        if newline.is_some() || read < room {
-            return Ok(Ok((at, newline.is_some())));
-        }
-    }
-}
-
-/// Appends to `buf` what `file` holds from `at`: `size` bytes, then on to the end of the line
-/// running there, in reads of [`LOOKAHEAD`] doubling up to 64 KiB or a chunk, so that what the
-/// last read brings past the line's end, which is dropped, stays small beside a line this long.
-/// Where the file ends first, only whole lines are kept. Returns the bytes kept.
-fn read_through(file: &File, buf: &mut Vec<u8>, size: usize, at: u64) -> io::Result<usize> {
-    let mut want = size;
-    let mut read = append_at_most(file, buf, want, at)?;
-    let mut piece = LOOKAHEAD;
-    let mut from = size.saturating_sub(1).min(buf.len());
-    loop {
-        if let Some(newline) = memchr(b'\n', &buf[from..]) {
-            buf.truncate(from + newline + 1);
-            return Ok(buf.len());
-        }
-        if read < want {
-            // The file ended within the line: it is left to the stream, to run on into the next
-            // source if it lacks its `\n` at the end.
-            let whole = memrchr(b'\n', buf).map_or(0, |newline| newline + 1);
-            buf.truncate(whole);
-            return Ok(whole);
-        }
-        from = buf.len();
-        want = piece;
-        piece = (piece * 2).min((16 * LOOKAHEAD).min(size).max(LOOKAHEAD));
-        read = append_at_most(file, buf, want, at + from as u64)?;
     }
 }
 
@@ -537,33 +405,6 @@ impl<W: Write> Flight<'_, W> {
         self.send(slot)
     }
 
-    /// Reads `file` from `at` into a slot, `size` bytes and on through the line running there, and
-    /// hands it to a worker to render; returns the offset after it. `None` if the file ends before
-    /// any line does from `at` (nothing is handed on); lines before a last one without its `\n`
-    /// are handed on, and the offset after them returned.
-    fn send_read_through(
-        &mut self,
-        file: &File,
-        at: u64,
-        size: usize,
-    ) -> Result<io::Result<Option<u64>>, Error> {
-        let mut slot = self.slot()?;
-        let read = slot
-            .input
-            .refill(size, |buf| read_through(file, buf, size, at))?;
-        let len = slot.input.bytes().len() as u64;
-        match read {
-            Ok(()) if len > 0 => {
-                self.send(slot)?;
-                Ok(Ok(Some(at + len)))
-            }
-            read => {
-                self.slots.give_back(slot);
-                Ok(read.map(|()| None))
-            }
-        }
-    }
-
     /// Renders the whole lines in `chunk` here, and writes them after what the workers hold.
     fn render_here(&mut self, chunk: &mut Chunk) -> Result<(), Error> {
         if chunk.has_lines() {
@@ -599,6 +440,12 @@ impl<W: Write> Flight<'_, W> {
     fn range_failed(&self) -> Result<bool, Error> {
         Ok(lock(self.writing)?.read_error.is_some())
     }
+
+    /// The first range that could not be read, once all are written: the next file's ranges
+    /// are written again.
+    fn range_failure(&self) -> Result<Option<io::Error>, Error> {
+        Ok(lock(self.writing)?.read_error.take())
+    }
 }
 
 /// A worker: reads and renders slots, writes them when their turn comes (or leaves them to the
@@ -631,9 +478,11 @@ fn work<W: Write>(
 
 #[cfg(test)]
 mod tests {
+    use std::fs::File;
     use std::io::{BufRead, BufReader, PipeReader, PipeWriter};
     use std::os::fd::AsRawFd;
     use std::path::PathBuf;
+    use std::sync::Arc;
     use std::thread::JoinHandle;
 
     use super::*;
