@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Where does the time go? For each variant of harness/variants: `perf stat` of the original
-# experiment's stress pipe, `zcat resources/stable_SIZE.log.gz | BINARY > /dev/null`, after
+# experiment's stress pipe, `zcat resources/stable_SIZE.log.gz | BINARY > /dev/null` and beside it
+# the binary decoding in process, `BINARY -z resources/stable_SIZE.log.gz > /dev/null`, after
 # `zcat resources/stable_SIZE.log.gz > /dev/null` alone (the pipe's floor: zcat may be its limit,
 # and then the binaries' times come out alike), and with
 # --flamegraph a `perf record` of the binary in the same pipe drawn as a flamegraph (the measure
@@ -66,6 +67,7 @@ while read -r variant; do
     label=${variant// /_}
     cmd=$(command_of "$variant")
     perf_stat "$label" "zcat $(q "$gz") | $cmd > /dev/null"
+    perf_stat "$label-z" "$cmd -z $(q "$gz") > /dev/null"
     [[ $flamegraph == yes ]] || continue
 
     say "perf record: zcat $(basename "$gz") | $variant"

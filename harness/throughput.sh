@@ -12,6 +12,7 @@
 #     enlarge their pipes to 1 MiB and cat does not, so a binary can beat it;
 #   alone, `X < F > /dev/null`: wall time and the CPU it takes, user + system seconds per GiB of
 #     input, which is what a filter takes from its neighbours in `zcat | X | grep`.
+# Then the compressed section of harness/compressed.sh (its header lists what it times).
 # Every output is checked identical first. Into the run's folder: pv.tsv (every pv run), hyperfine's
 # JSON (throughput-TEXT-{pipe,alone}.json), data.md (how each text was made) and the tables,
 # throughput.md, also printed.
@@ -121,6 +122,10 @@ for text in kara logs man; do
         } >> "$table"
     done
 done
+# The compressed section (harness/compressed.sh): `zcat F.gz | X` beside `X -z F.gz`.
+# shellcheck source=harness/compressed.sh
+source "$HARNESS/compressed.sh"
+compressed_section "$table"
 {
     echo
     echo "## The texts"

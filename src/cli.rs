@@ -21,6 +21,11 @@ pub struct CommonArgs {
     /// Files to read in order, as one stream, as `cat` does; `-` is stdin. None: stdin.
     pub files: Vec<PathBuf>,
 
+    /// Decode each source that begins as gzip or zstd does (every member, every frame); read any
+    /// other as it is, as `zcat -f` does.
+    #[arg(short = 'z', long)]
+    pub decompress: bool,
+
     /// At exit, print lines, bytes in and out, wall time and throughput on stderr.
     #[arg(long)]
     pub stats: bool,

@@ -25,7 +25,7 @@ pub fn run(
     error::exit_status(program, || {
         enlarge_stdio();
         let stdout = Stdout::open()?;
-        let input = FileInput::new(Sources::new(&common.files), Some(watched(&stdout)?));
+        let input = FileInput::new(sources(common), Some(watched(&stdout)?));
         let stats = strategy(input, stdout)?;
         finish(common, &stats);
         Ok(())
@@ -43,13 +43,20 @@ pub fn run_async<F: Future<Output = Result<Stats, Error>>>(
     error::exit_status(program, || {
         enlarge_stdio();
         let stdout = Stdout::open()?;
-        let input = AsyncFileInput::new(Sources::new(&common.files), Some(watched(&stdout)?));
+        let input = AsyncFileInput::new(sources(common), Some(watched(&stdout)?));
         let stats = runtime::block_on(flavor, || {
             strategy(input, AsyncFile::new(stdout.into_file(), true))
         })?;
         finish(common, &stats);
         Ok(())
     })
+}
+
+/// The sources the arguments name, decoded with `-z`.
+fn sources(common: &CommonArgs) -> Sources {
+    let mut sources = Sources::new(&common.files);
+    sources.decompress(common.decompress);
+    sources
 }
 
 /// A descriptor of `stdout` for the input to compare its sources with (`cat`'s rule) and to watch

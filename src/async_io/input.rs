@@ -16,8 +16,9 @@ use tokio::io::{AsyncRead, AsyncReadExt, Interest};
 use crate::async_io::AsyncFile;
 use crate::error::{Context as _, Error, report};
 use crate::frame::shared::SharedLines;
+use crate::io::decode::Decoding;
 use crate::io::fd;
-use crate::io::input::open;
+use crate::io::input::{decode_if_told, open};
 use crate::io::sources::{Next, Sources};
 
 /// Where a tokio strategy's bytes come from.
@@ -71,6 +72,8 @@ pub struct AsyncFileInput {
     output: Option<OwnedFd>,
     /// The output on the reactor, for its reader going away.
     watch: Watch,
+    /// The decoder of the open source, when `-z` decodes it: `current` is then its pipe.
+    decoding: Option<Decoding>,
 }
 
 /// The output's registration with the reactor, made at the first wait: the runtime the input is
@@ -96,6 +99,7 @@ impl AsyncFileInput {
             current: None,
             output,
             watch: Watch::Unregistered,
+            decoding: None,
         }
     }
 
@@ -161,8 +165,11 @@ impl AsyncInput for AsyncFileInput {
             match self.sources.what_next() {
                 Next::Open(source) => {
                     let output = self.output.as_ref().map(AsFd::as_fd);
-                    let opened = self.sources.opened(open(&source, output));
-                    self.current = opened.map(|file| AsyncFile::new(file, false));
+                    let opened = open(&source, output, self.sources.decompresses());
+                    let opened = self.sources.opened(opened);
+                    let (file, decoding) = decode_if_told(&mut self.sources, opened);
+                    self.current = file.map(|file| AsyncFile::new(file, false));
+                    self.decoding = decoding;
                 }
                 Next::Report(error) => report(&error),
                 Next::Wait => {
@@ -174,6 +181,11 @@ impl AsyncInput for AsyncFileInput {
                         return Ok(0);
                     };
                     let read = AsyncReadExt::read_buf(file, buf).await;
+                    if matches!(read, Ok(0))
+                        && let Some(decoding) = self.decoding.take()
+                    {
+                        self.sources.decoded(decoding.finish());
+                    }
                     if let Some(n) = self.sources.read(read) {
                         return Ok(n);
                     }

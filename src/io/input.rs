@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use crate::error::{Error, report};
 use crate::frame::Chunk;
+use crate::io::decode::{self, Decoding};
 use crate::io::fd;
 use crate::io::ranges::{Cut, Cuts, Range, complete_line, line_end_after, read_through, size_hint};
 use crate::io::sources::{How, Next, Opened, Source, Sources};
@@ -18,16 +19,47 @@ use crate::io::{Input, Piece, RangedInput};
 /// Opens `source` for reading and finds what [`Sources::opened`] must know of it. Stdin is
 /// duplicated into a plain `File`, so reads go straight to the descriptor, unbuffered, in the
 /// sizes the caller asks for.
-pub fn open(source: &Source, output: Option<BorrowedFd<'_>>) -> io::Result<(File, Opened)> {
+pub fn open(
+    source: &Source,
+    output: Option<BorrowedFd<'_>>,
+    sniff: bool,
+) -> io::Result<(File, Opened)> {
     let file = match source {
         Source::Stdin => io::stdin().as_fd().try_clone_to_owned().map(File::from)?,
         Source::File(path) => File::open(path)?,
     };
+    let regular = fd::is_regular_file(file.as_fd());
     let opened = Opened {
-        regular: fd::is_regular_file(file.as_fd()),
+        regular,
         is_output: output.is_some_and(|output| fd::is_output(file.as_fd(), output)),
+        format: match sniff && regular {
+            true => Some(decode::sniff_file(&file)?),
+            false => None,
+        },
     };
     Ok((file, opened))
+}
+
+/// The source just opened, `opened`, as it is to be read: the pipe of a decoder started on it
+/// where [`Sources::how`] says [`How::Decoded`], and the decoder, whose end the reader of the pipe
+/// tells.
+pub fn decode_if_told(
+    sources: &mut Sources,
+    opened: Option<File>,
+) -> (Option<File>, Option<Decoding>) {
+    let Some(How::Decoded(format)) = sources.how() else {
+        return (opened, None);
+    };
+    let Some(file) = opened else {
+        return (None, None);
+    };
+    match decode::decode(file, format) {
+        Ok((pipe, decoding)) => (Some(pipe), Some(decoding)),
+        Err(error) => {
+            sources.read(Err(error));
+            (None, None)
+        }
+    }
 }
 
 /// The sources as one byte stream, read synchronously.
@@ -42,6 +74,8 @@ pub struct FileInput {
     cuts: Option<Cuts>,
     /// Where line ends are looked for.
     scratch: Vec<u8>,
+    /// The decoder of the open source, when `-z` decodes it: `current` is then its pipe.
+    decoding: Option<Decoding>,
 }
 
 impl FileInput {
@@ -54,6 +88,7 @@ impl FileInput {
             output,
             cuts: None,
             scratch: Vec::new(),
+            decoding: None,
         }
     }
 
@@ -64,7 +99,10 @@ impl FileInput {
             match self.sources.what_next() {
                 Next::Open(source) => {
                     let output = self.output.as_ref().map(AsFd::as_fd);
-                    self.current = self.sources.opened(open(&source, output)).map(Arc::new);
+                    let opened = open(&source, output, self.sources.decompresses());
+                    let opened = self.sources.opened(opened);
+                    let (file, decoding) = decode_if_told(&mut self.sources, opened);
+                    (self.current, self.decoding) = (file.map(Arc::new), decoding);
                 }
                 Next::Report(error) => report(&error),
                 Next::Wait if wait => {
@@ -95,6 +133,11 @@ impl Input for FileInput {
     fn read(&mut self, buf: &mut [u8]) -> Result<usize, Error> {
         while let Some(file) = self.until_read(true)? {
             let read = fd::read(file, buf);
+            if matches!(read, Ok(0))
+                && let Some(decoding) = self.decoding.take()
+            {
+                self.sources.decoded(decoding.finish());
+            }
             if let Some(n) = self.sources.read(read) {
                 return Ok(n);
             }

@@ -31,6 +31,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::error::Error;
+use crate::io::decode::{Failure, Format};
 use crate::quote::quote;
 
 /// Where input comes from: one of these per FILE argument, or stdin alone.
@@ -59,6 +60,9 @@ pub struct Opened {
     pub regular: bool,
     /// Reading the source would read what is written to the output.
     pub is_output: bool,
+    /// What a regular file's first bytes say it holds, sniffed only where the input decompresses
+    /// ([`Sources::decompresses`]).
+    pub format: Option<Format>,
 }
 
 /// What the driver of a [`Sources`] must do next.
@@ -87,6 +91,10 @@ pub enum How {
     /// A regular file: a read never waits, and other threads may read it in ranges at offsets
     /// ([`ranges`](crate::io::ranges)) while the stream goes on from the file's own offset.
     File,
+    /// `-z`: through a decoder ([`decode::decode`](crate::io::decode::decode), with the format
+    /// if known, `None` for the decoder to sniff), read as a stream from its pipe, whose end is
+    /// told with [`Sources::decoded`].
+    Decoded(Option<Format>),
 }
 
 /// The source being read and what is known of it.
@@ -113,6 +121,8 @@ pub struct Sources {
     output_is_pipe: bool,
     /// The output's reader has gone: the input is over.
     reader_gone: bool,
+    /// `-z`: compressed sources are decoded.
+    decompress: bool,
 }
 
 impl Sources {
@@ -136,12 +146,26 @@ impl Sources {
             to_report: None,
             output_is_pipe: false,
             reader_gone: false,
+            decompress: false,
         }
     }
 
     /// Tells whether the output is a pipe: its reader is then watched while a read may wait.
     pub fn output_is_pipe(&mut self, is_pipe: bool) {
         self.output_is_pipe = is_pipe;
+    }
+
+    /// With `decompress` (`-z`), each source that begins as gzip or zstd does is decoded, and any
+    /// other is read as it is: a regular file is sniffed when it opens and decoded as a stream
+    /// (never read in ranges) when compressed; a stream, whose bytes can be read only once, goes
+    /// through the decoder, which sniffs it and passes plain bytes on.
+    pub fn decompress(&mut self, decompress: bool) {
+        self.decompress = decompress;
+    }
+
+    /// Whether a regular file's first bytes are to be sniffed when it opens ([`Opened::format`]).
+    pub fn decompresses(&self) -> bool {
+        self.decompress
     }
 
     /// What the driver must do now.
@@ -153,9 +177,7 @@ impl Sources {
             return Next::ReaderGone;
         }
         match &self.current {
-            Some(current)
-                if self.output_is_pipe && current.how == How::Stream && !current.ready =>
-            {
+            Some(current) if self.output_is_pipe && current.how != How::File && !current.ready => {
                 Next::Wait
             }
             Some(_) => Next::Read,
@@ -181,9 +203,13 @@ impl Sources {
                 None
             }
             Ok((handle, opened)) => {
-                let how = match opened.regular {
-                    true => How::File,
-                    false => How::Stream,
+                let how = match (opened.regular, self.decompress, opened.format) {
+                    (true, true, Some(format)) if format != Format::Plain => {
+                        How::Decoded(Some(format))
+                    }
+                    (true, _, _) => How::File,
+                    (false, true, _) => How::Decoded(None),
+                    (false, false, _) => How::Stream,
                 };
                 self.current = Some(Current {
                     source,
@@ -197,6 +223,22 @@ impl Sources {
                 None
             }
         }
+    }
+
+    /// A decoded source's pipe ended, and decoding with it, as `ended`: a failure is reported as
+    /// the source's. Then tell the end with [`read`](Self::read).
+    pub fn decoded(&mut self, ended: Result<(), Failure>) {
+        let Some(current) = &self.current else {
+            return;
+        };
+        let name = current.source.name();
+        self.to_report = match ended {
+            Ok(()) => return,
+            Err(Failure::Reading(error)) => Some(Error::new(format!("reading {name}"), error)),
+            Err(Failure::Decompressing(error)) => {
+                Some(Error::new(format!("{name}: decompressing"), error))
+            }
+        };
     }
 
     /// The driver waited as [`Next::Wait`] said: for input, unless `reader_gone`.
@@ -255,10 +297,12 @@ mod tests {
     const PIPE: Opened = Opened {
         regular: false,
         is_output: false,
+        format: None,
     };
     const FILE: Opened = Opened {
         regular: true,
         is_output: false,
+        format: None,
     };
 
     fn sources(files: &[&str]) -> Sources {
@@ -326,6 +370,7 @@ mod tests {
         let is_output = Opened {
             regular: true,
             is_output: true,
+            format: None,
         };
         assert_eq!(open(&mut sources, "self", Ok(is_output)), None);
         assert_eq!(reported(&mut sources), "self: input file is output file");
@@ -374,5 +419,61 @@ mod tests {
         sources.read(Ok(0));
         assert_eq!(sources.is_waiting(), Some(true), "the end comes at once");
         assert_eq!(sources.how(), None);
+    }
+
+    #[test]
+    fn with_z_compressed_files_and_every_stream_go_through_the_decoder() {
+        let gzip = Opened {
+            format: Some(Format::Gzip),
+            ..FILE
+        };
+        let plain = Opened {
+            format: Some(Format::Plain),
+            ..FILE
+        };
+        let mut without = sources(&["a.gz", "-"]);
+        open(&mut without, "a.gz", Ok(gzip));
+        assert_eq!(
+            without.how(),
+            Some(How::File),
+            "without -z nothing is decoded"
+        );
+        without.read(Ok(0));
+        open(&mut without, "stdin", Ok(PIPE));
+        assert_eq!(without.how(), Some(How::Stream));
+        let mut sources = sources(&["a.gz", "plain", "-", "last"]);
+        sources.decompress(true);
+        sources.output_is_pipe(true);
+        open(&mut sources, "a.gz", Ok(gzip));
+        assert_eq!(sources.how(), Some(How::Decoded(Some(Format::Gzip))));
+        assert_eq!(next(&mut sources), "Wait", "its pipe may wait");
+        let bad = io::Error::other("bad");
+        sources.decoded(Err(Failure::Decompressing(bad)));
+        assert_eq!(sources.read(Ok(0)), None);
+        assert_eq!(reported(&mut sources), "a.gz: decompressing: bad");
+        open(&mut sources, "plain", Ok(plain));
+        assert_eq!(
+            sources.how(),
+            Some(How::File),
+            "plain files keep their ranges"
+        );
+        sources.read(Ok(0));
+        open(&mut sources, "stdin", Ok(PIPE));
+        assert_eq!(
+            sources.how(),
+            Some(How::Decoded(None)),
+            "sniffed by the decoder"
+        );
+        let directory = io::Error::from_raw_os_error(21);
+        sources.decoded(Err(Failure::Reading(directory)));
+        sources.read(Ok(0));
+        assert_eq!(
+            reported(&mut sources),
+            "reading stdin: Is a directory (os error 21)"
+        );
+        open(&mut sources, "last", Ok(plain));
+        sources.decoded(Ok(()));
+        sources.read(Ok(0));
+        assert_eq!(next(&mut sources), "End");
     }
 }

@@ -1,0 +1,85 @@
+# shellcheck shell=bash
+# throughput.sh's compressed section (issue 23), sourced by it: what the headline pipe
+# `zcat F.gz | X` costs, against `X -z`, which decodes in process on a thread of its own. On the
+# logs and the man page sources, each compressed with `gzip -6` and with `zstd -3`:
+#   `zcat F.gz | X`, `pigz -dc F.gz | X`, `X -z F.gz`; `zstd -dc F.zst | X`, `X -z F.zst`;
+#   each decoder alone to /dev/null as the reference: zcat, pigz, zstd, and tools' `decode`, the
+#   crates the binaries decode with, in the same pieces, alone: the floor of `X -z`;
+# and the peak RSS of `batched -z` on a gzip file of short lines (1 GB decoded at full size).
+# Every output is checked identical first. Appends its tables to the file named by $1.
+#
+# Needs gzip, pigz, zstd and /usr/bin/time: sudo apt-get install gzip pigz zstd time
+
+# compressed_section TABLE: times the compressed pipes and appends the tables to TABLE.
+compressed_section() {
+    local table=$1 text file gz zst labels=() commands=() variant cmd i json
+    require pigz "sudo apt-get install pigz"
+    require zstd "sudo apt-get install zstd"
+    require /usr/bin/time "sudo apt-get install time"
+    for text in logs man; do
+        file=$(text_file "$text")
+        gz=$file.gz zst=$file.zst
+        [[ -f $gz ]] || gzip -6 -n -c "$file" > "$gz"
+        [[ -f $zst ]] || zstd -3 -q -c "$file" > "$zst"
+        for format in gzip zstd; do
+            labels=() commands=()
+            case $format in
+                gzip)
+                    labels+=("decode (flate2, zlib-rs) alone" "zcat alone" "pigz -dc alone")
+                    commands+=("$(q "$BIN_DIR/decode") $(q "$gz")" "zcat $(q "$gz")" "pigz -dc $(q "$gz")")
+                    ;;
+                zstd)
+                    labels+=("decode (zstd crate) alone" "zstd -dc alone")
+                    commands+=("$(q "$BIN_DIR/decode") $(q "$zst")" "zstd -dc $(q "$zst")")
+                    ;;
+            esac
+            local checks=()
+            while read -r variant; do
+                cmd=$(command_of "$variant")
+                case $format in
+                    gzip)
+                        labels+=("zcat F.gz | $variant" "pigz -dc F.gz | $variant" "$variant -z F.gz")
+                        commands+=("zcat $(q "$gz") | $cmd" "pigz -dc $(q "$gz") | $cmd" "$cmd -z $(q "$gz")")
+                        ;;
+                    zstd)
+                        labels+=("zstd -dc F.zst | $variant" "$variant -z F.zst")
+                        commands+=("zstd -dc $(q "$zst") | $cmd" "$cmd -z $(q "$zst")")
+                        ;;
+                esac
+                checks+=("${commands[@]: -1}" "${commands[@]: -2:1}")
+            done < <(variants)
+            same_output "$(basename "$file") ($format)" "${checks[@]}"
+            local timed=()
+            for i in "${!labels[@]}"; do timed+=("${labels[$i]}" "${commands[$i]}"); done
+            json=$(time_commands "compressed-$text-$format" "${timed[@]}")
+            {
+                echo
+                echo "## $(basename "$file"), $format: the decoders alone, \`DECODER F | X\` and \`X -z F\`"
+                echo
+                echo "F is $(basename "$file") compressed with $([[ $format == gzip ]] && echo 'gzip -6' || echo 'zstd -3')" \
+                    "($(stat -c %s "$([[ $format == gzip ]] && echo "$gz" || echo "$zst")") bytes); MiB/s counts decoded bytes."
+                echo
+                "$REPORT" table --bytes "$(stat -c %s "$file")" --reference "${labels[0]}" "$json"
+            } >> "$table"
+        done
+    done
+    compressed_memory >> "$table"
+}
+
+# compressed_memory: the peak RSS of `batched -z` on one gzip file of short lines (16 bytes each),
+# as a markdown section: memory is bounded by the settings, not the decoded size (CONTRACT §12.4).
+compressed_memory() {
+    local bytes gz kib
+    bytes=$(($(by_size 16 256 1024) << 20))
+    gz=$WORK/short-lines-$bytes.gz
+    if [[ ! -f $gz ]]; then
+        say "making $(basename "$gz")"
+        { yes 'a b c d e f g' || true; } | head -c "$bytes" | gzip -1 -n > "$gz.tmp"
+        mv "$gz.tmp" "$gz"
+    fi
+    kib=$(/usr/bin/time -f %M "$BIN_DIR/batched" -z "$gz" 2>&1 > /dev/null | tail -n 1)
+    echo
+    echo "## Peak RSS of \`batched -z\` on one gzip file that decodes to $((bytes >> 20)) MiB of 16-byte lines"
+    echo
+    echo "$((kib / 1024)) MiB (\`/usr/bin/time -f %M\`; the contract's bound at 1 GiB: 32 MiB)."
+}

@@ -1,0 +1,487 @@
+//! `-z` (docs/CONTRACT.md §12): gzip and zstd sources decoded, through every binary, byte for byte
+//! against the reference model applied to the decoded bytes. Compressed data is made here, with
+//! the crates the binaries decode with, and with the `gzip` and `zstd` tools where their own
+//! output matters.
+
+mod common;
+
+use std::fs;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::thread;
+use std::time::Duration;
+
+use common::{
+    DEADLINE, TINY, VARIANTS, Variant, assert_quiet_success, finish, line_soup, reference,
+    run_command, skip, spawn_piped,
+};
+use flate2::Compression;
+use flate2::write::GzEncoder;
+use proptest::prelude::*;
+
+/// Each binary once at its defaults: the rows of the slower checks.
+fn defaults() -> impl Iterator<Item = &'static Variant> {
+    VARIANTS.iter().filter(|variant| variant.args.is_empty())
+}
+
+/// Each binary at its defaults and at its smallest sizes, where decoded bytes cross every buffer,
+/// chunk and batch boundary: the decoding is the same for every row of `VARIANTS`, the framing
+/// behind it is checked there by tests/contract.rs.
+fn boundaries() -> impl Iterator<Item = &'static Variant> {
+    defaults().chain(TINY)
+}
+
+/// `variant -z`, with `args` after.
+fn decompressing<S: AsRef<std::ffi::OsStr>>(variant: &Variant, args: &[S]) -> Command {
+    let mut command = variant.command();
+    command.arg("-z").args(args);
+    command
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut encoder = GzEncoder::new(Vec::new(), Compression::default());
+    encoder.write_all(bytes).unwrap();
+    encoder.finish().unwrap()
+}
+
+/// One zstd frame of `bytes`, with a content checksum.
+fn zstd(bytes: &[u8]) -> Vec<u8> {
+    let mut encoder = zstd::Encoder::new(Vec::new(), 3).unwrap();
+    encoder.include_checksum(true).unwrap();
+    encoder.write_all(bytes).unwrap();
+    encoder.finish().unwrap()
+}
+
+/// A zstd skippable frame holding `bytes`, which a decoder skips.
+fn skippable(bytes: &[u8]) -> Vec<u8> {
+    let mut frame = vec![0x50, 0x2a, 0x4d, 0x18];
+    frame.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+    frame.extend_from_slice(bytes);
+    frame
+}
+
+/// A file in this test binary's scratch folder.
+fn scratch_file(name: &str, contents: &[u8]) -> PathBuf {
+    let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    fs::write(&path, contents).expect("writing a scratch file");
+    path
+}
+
+/// Lines of logs, long enough that decoding takes many reads.
+fn text(lines: usize) -> Vec<u8> {
+    (0..lines)
+        .flat_map(|n| {
+            format!(
+                "10.0.{}.{} - - GET /page/{n} HTTP/1.1 200\n",
+                n % 7,
+                n % 255
+            )
+            .into_bytes()
+        })
+        .collect()
+}
+
+/// Checks that `variant -z ARGS` with `stdin` succeeded quietly with the reference's output of
+/// `decoded`.
+fn assert_decodes<S: AsRef<std::ffi::OsStr>>(
+    variant: &Variant,
+    args: &[S],
+    stdin: &[u8],
+    decoded: &[u8],
+) {
+    let finished = run_command(decompressing(variant, args), stdin);
+    assert_quiet_success(variant, &finished);
+    assert!(
+        finished.stdout == reference(decoded),
+        "{variant}: output differs from the reference"
+    );
+}
+
+/// docs/CONTRACT.md §12.1: every gzip member and every zstd frame, skippable frames skipped, from
+/// a FILE and from stdin.
+#[test]
+fn every_member_and_every_frame_is_decoded() {
+    let text = text(3000);
+    let (half, rest) = text.split_at(text.len() / 2 + 11);
+    let members = [gzip(half), gzip(b""), gzip(rest)].concat();
+    let frames = [zstd(half), skippable(b"not text"), zstd(rest)].concat();
+    let files = [
+        scratch_file("members.gz", &members),
+        scratch_file("frames.zst", &frames),
+    ];
+    for variant in boundaries() {
+        for (file, bytes) in files.iter().zip([&members, &frames]) {
+            assert_decodes(variant, &[file], b"", &text);
+            assert_decodes::<&str>(variant, &[], bytes, &text);
+        }
+    }
+}
+
+/// docs/CONTRACT.md §12.1: what `gzip`, `pigz` and `zstd` themselves write, concatenated files
+/// included.
+#[test]
+fn the_tools_own_output_is_decoded() {
+    let text = text(2000);
+    let plain = scratch_file("tools.txt", &text);
+    let mut compressed = Vec::new();
+    for (tool, args) in [
+        ("gzip", &["-6", "-c"][..]),
+        ("pigz", &["-c"]),
+        ("zstd", &["-3", "-c", "-q"]),
+    ] {
+        match Command::new(tool).args(args).arg(&plain).output() {
+            Ok(out) if out.status.success() => compressed.push(out.stdout),
+            _ => return skip(&format!("{tool} is not installed (apt-get install {tool})")),
+        }
+    }
+    let twice = [&text[..], &text].concat();
+    for (n, bytes) in compressed.iter().enumerate() {
+        let file = scratch_file(&format!("tools-{n}"), &[&bytes[..], bytes].concat());
+        for variant in defaults() {
+            assert_decodes(variant, &[&file], b"", &twice);
+        }
+    }
+}
+
+/// docs/CONTRACT.md §12.1 and §4.1: plain sources pass as they are, FILEs of every kind mixed with
+/// stdin are read in order as one stream, and an unended last line runs on into the next source,
+/// decoded or not.
+#[test]
+fn plain_and_compressed_sources_mix_in_order() {
+    let sources: [(&str, &[u8]); 5] = [
+        ("plain.txt", b"plain  one\nplain tw"),
+        ("gz.gz", b"o\ngzip three\ngzip fo"),
+        ("-", b"ur\nzstd  five"),
+        ("short", b"\x1f"),
+        ("zst.zst", b" six\n"),
+    ];
+    let mut args = Vec::new();
+    let mut stdin = Vec::new();
+    for (name, bytes) in sources {
+        let stored = match name.rsplit('.').next() {
+            Some("gz") => gzip(bytes),
+            Some("zst") => zstd(bytes),
+            _ => bytes.to_vec(),
+        };
+        match name {
+            "-" => {
+                stdin = zstd(bytes);
+                args.push(PathBuf::from("-"));
+            }
+            _ => args.push(scratch_file(&format!("mix-{name}"), &stored)),
+        }
+    }
+    let decoded: Vec<u8> = sources
+        .iter()
+        .flat_map(|(_, bytes)| bytes.to_vec())
+        .collect();
+    for variant in boundaries() {
+        assert_decodes(variant, &args, &stdin, &decoded);
+        assert_decodes::<&str>(variant, &[], b"plain\n\x1f\x8b", b"plain\n\x1f\x8b");
+    }
+}
+
+/// docs/CONTRACT.md §12: without `-z` nothing is decoded.
+#[test]
+fn without_z_compressed_bytes_pass_as_they_are() {
+    let compressed = gzip(b"a b\n");
+    for variant in defaults() {
+        let finished = run_command(variant.command(), &compressed);
+        assert_quiet_success(variant, &finished);
+        assert_eq!(finished.stdout, reference(&compressed), "{variant}");
+    }
+}
+
+/// docs/CONTRACT.md §12.2 and §6: a compressed stream written slowly, flushed after each line,
+/// comes out line by line while stdin stays open. The bound is generous: this checks that nothing
+/// is held back, not how fast.
+#[test]
+fn a_slowly_written_compressed_stream_comes_out_line_by_line() {
+    for variant in defaults() {
+        let mut child = spawn_piped(decompressing::<&str>(variant, &[]));
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = child.stdout.take().expect("stdout");
+        let (lines, received) = mpsc::channel();
+        thread::spawn(move || {
+            for line in BufReader::new(stdout).split(b'\n') {
+                let Ok(mut line) = line else { break };
+                line.push(b'\n');
+                if lines.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut encoder = GzEncoder::new(stdin, Compression::default());
+        for line in [&b"first line\n"[..], b"second  line\n", b"third   line\n"] {
+            encoder.write_all(line).expect("writing a line");
+            // A sync flush: the stream so far decodes to every line written.
+            encoder.flush().expect("flushing");
+            let out = received.recv_timeout(Duration::from_secs(5));
+            assert_eq!(
+                out.ok(),
+                Some(reference(line)),
+                "{variant}: line held back while stdin open"
+            );
+        }
+        encoder.finish().expect("ending the stream");
+        let finished = finish(child, DEADLINE);
+        assert_quiet_success(variant, &finished);
+    }
+}
+
+/// What comes out of a damaged stream before its fault.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Before {
+    /// Every byte of the text: the fault is found after it (a checksum, a trailer).
+    Whole,
+    /// Some first part of the text, cut anywhere.
+    Prefix,
+    /// Bytes the damage made of it, as `zcat` writes them too: not checked.
+    Other,
+}
+
+/// Checks a run that met bad compressed input in FILE `bad`, before the good FILE `the next
+/// FILE`: one line `NAME: FILE: decompressing: REASON` with `reason` in it, exit 1, and on stdout
+/// the rendering of what came `before` the fault of `decoded`, then the next FILE's.
+fn assert_fails_after(
+    variant: &Variant,
+    finished: &common::Finished,
+    bad: &Path,
+    reason: &str,
+    decoded: &[u8],
+    before: Before,
+) {
+    assert_eq!(
+        finished.status.code(),
+        Some(1),
+        "{variant}: {}",
+        finished.stderr
+    );
+    let prefix = format!("{}: {}: decompressing: ", variant.program, bad.display());
+    let lines: Vec<&str> = finished.stderr.lines().collect();
+    assert!(
+        lines.len() == 1 && lines[0].starts_with(&prefix) && lines[0].contains(reason),
+        "{variant}: stderr {:?}, not one line {prefix}…{reason}…",
+        finished.stderr
+    );
+    let out = &finished.stdout;
+    let next = reference(b"the next FILE\n");
+    if before == Before::Whole {
+        assert!(
+            *out == [reference(decoded), next].concat(),
+            "{variant}: not every byte decoded before the fault, or the next FILE missing"
+        );
+        return;
+    }
+    // The decoded bytes, cut anywhere: the last line runs on into the next FILE's, and every line
+    // before it is the reference's.
+    assert!(
+        out.ends_with(b"the next FILE\n"),
+        "{variant}: the next FILE is missing"
+    );
+    let last = out[..out.len() - 1]
+        .iter()
+        .rposition(|&byte| byte == b'\n')
+        .map_or(0, |at| at + 1);
+    assert!(
+        before == Before::Other || reference(decoded).starts_with(&out[..last]),
+        "{variant}: the bytes before the fault differ"
+    );
+}
+
+/// docs/CONTRACT.md §12.3: corrupt, truncated, a bad checksum, garbage after the last member, a
+/// window larger than zstd's limit: one line, exit 1, the bytes decoded before written, the next
+/// FILE still read.
+#[test]
+fn bad_compressed_input_is_one_line_and_the_next_file_is_read() {
+    let text = text(5000);
+    let gz = gzip(&text);
+    let zst = zstd(&text);
+    let mut corrupt = gz.clone();
+    corrupt[gz.len() / 2] ^= 0x55;
+    let mut bad_crc = gz.clone();
+    bad_crc[gz.len() - 8] ^= 1;
+    let mut bad_zstd_checksum = zst.clone();
+    *bad_zstd_checksum.last_mut().unwrap() ^= 1;
+    let mut wide = zstd::Encoder::new(Vec::new(), 3).unwrap();
+    wide.window_log(28).unwrap();
+    wide.long_distance_matching(true).unwrap();
+    wide.write_all(&text).unwrap();
+    let wide = wide.finish().unwrap();
+    // (name, bytes, a word of the reason, what of the text comes out first)
+    let cases: [(&str, Vec<u8>, &str, Before); 7] = [
+        ("corrupt.gz", corrupt, "", Before::Other),
+        (
+            "truncated.gz",
+            gz[..gz.len() - 3].to_vec(),
+            "end of file",
+            Before::Whole,
+        ),
+        ("cut.gz", gz[..gz.len() / 3].to_vec(), "", Before::Prefix),
+        ("checksum.gz", bad_crc, "checksum", Before::Whole),
+        (
+            "garbage.gz",
+            [&gz[..], b"this is no gzip member"].concat(),
+            "header",
+            Before::Whole,
+        ),
+        (
+            "checksum.zst",
+            bad_zstd_checksum,
+            "checksum",
+            Before::Prefix,
+        ),
+        ("wide.zst", wide, "memory", Before::Prefix),
+    ];
+    let next = scratch_file("the-next-file", b"the next FILE\n");
+    for (name, bytes, reason, before) in cases {
+        let bad = scratch_file(name, &bytes);
+        for variant in defaults() {
+            let finished = run_command(decompressing(variant, &[&bad, &next]), b"");
+            assert_fails_after(variant, &finished, &bad, reason, &text, before);
+        }
+    }
+}
+
+/// docs/CONTRACT.md §12.3 and §8.3: input that is the output is refused before anything is
+/// decoded.
+#[test]
+fn compressed_input_that_is_the_output_is_refused() {
+    for variant in defaults() {
+        let path = scratch_file(&format!("self-{}.gz", variant.program), &gzip(b"x\n"));
+        let out = fs::OpenOptions::new().append(true).open(&path).unwrap();
+        let finished = decompressing(variant, &[&path])
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(out))
+            .output()
+            .expect("running the binary");
+        let stderr = String::from_utf8_lossy(&finished.stderr);
+        assert_eq!(finished.status.code(), Some(1), "{variant}");
+        assert!(
+            stderr.ends_with("input file is output file\n"),
+            "{variant}: {stderr}"
+        );
+    }
+}
+
+/// The peak resident memory of the process `pid` (`VmHWM`), in bytes.
+fn peak_rss(pid: u32) -> u64 {
+    let status = fs::read_to_string(format!("/proc/{pid}/status")).expect("reading its status");
+    let kib = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .expect("VmHWM");
+    kib.trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse::<u64>()
+        .expect("a number")
+        * 1024
+}
+
+/// `batched -z` on a gzip file expanding to `mib` MiB of short lines: its peak RSS once every
+/// line is out, stdin (read after the file) still open so the process can be looked at.
+fn batched_peak_rss(mib: usize) -> u64 {
+    // One member of 1 MiB, repeated: quick to make, and a multi-member file as `pigz` writes.
+    let mib_of_lines: Vec<u8> = (0..1 << 20)
+        .map(|n| if n % 16 == 15 { b'\n' } else { b"a b"[n % 3] })
+        .collect();
+    let member = gzip(&mib_of_lines);
+    let file = scratch_file(&format!("rss-{mib}.gz"), &member.repeat(mib));
+    let variant = VARIANTS
+        .iter()
+        .find(|variant| variant.program == "batched")
+        .unwrap();
+    let mut child = spawn_piped(decompressing(variant, &[file, PathBuf::from("-")]));
+    let stdin = child.stdin.take().expect("stdin");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let lines = mib << 16;
+    let mut line = Vec::new();
+    for _ in 0..lines {
+        line.clear();
+        stdout.read_until(b'\n', &mut line).expect("reading a line");
+    }
+    let peak = peak_rss(child.id());
+    drop(stdin);
+    child.stdout = Some(stdout.into_inner());
+    assert_quiet_success(variant, &finish(child, DEADLINE));
+    peak
+}
+
+/// docs/CONTRACT.md §12.4: memory does not grow with the decoded size: 8 times the output costs no
+/// more than a few MiB more, and stays under the 32 MiB bound (harness/compressed.sh measures it
+/// at 1 GiB).
+#[test]
+fn decoding_memory_does_not_grow_with_the_output() {
+    let (small, large) = (batched_peak_rss(4), batched_peak_rss(32));
+    assert!(large < 32 << 20, "32 MiB decoded: {} MiB peak", large >> 20);
+    assert!(
+        large < small + (4 << 20),
+        "8 MiB: {} KiB, 64 MiB: {} KiB",
+        small >> 10,
+        large >> 10
+    );
+}
+
+/// A compressed stream damaged by `edits`: (position as a share of the length, what is done).
+fn mutated(mut bytes: Vec<u8>, edits: &[(f64, u8, u8)]) -> Vec<u8> {
+    for &(at, what, byte) in edits {
+        let at = ((bytes.len() as f64) * at) as usize;
+        match what % 3 {
+            0 if at < bytes.len() => bytes[at] ^= byte | 1,
+            1 => bytes.insert(at.min(bytes.len()), byte),
+            _ => bytes.truncate(at),
+        }
+    }
+    bytes
+}
+
+/// What the crates decode `input` to, the way `-z` reads it: a failure where they find one.
+fn decoded(input: &[u8]) -> std::io::Result<Vec<u8>> {
+    let mut decoded = Vec::new();
+    match input.starts_with(&[0x1f, 0x8b]) {
+        true => flate2::read::MultiGzDecoder::new(input).read_to_end(&mut decoded)?,
+        false => zstd::Decoder::new(input)?.read_to_end(&mut decoded)?,
+    };
+    Ok(decoded)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// docs/CONTRACT.md §12.3 and §5.3: random and damaged compressed input never panics: exit 0
+    /// with the decoded bytes rendered, or exit 1 with one well-formed line.
+    #[test]
+    fn damaged_input_is_a_clean_failure(
+        text in line_soup(2000),
+        zstd_first in any::<bool>(),
+        edits in prop::collection::vec((0.0..1.0f64, any::<u8>(), any::<u8>()), 0..4),
+        noise in prop::collection::vec(any::<u8>(), 0..64),
+    ) {
+        let compressed = if zstd_first { zstd(&text) } else { gzip(&text) };
+        let magic = if zstd_first { &[0x28, 0xb5, 0x2f, 0xfd][..] } else { &[0x1f, 0x8b] };
+        for input in [mutated(compressed, &edits), [magic, &noise].concat()] {
+            for variant in defaults() {
+                let finished = run_command(decompressing::<&str>(variant, &[]), &input);
+                match finished.status.code() {
+                    Some(0) => {
+                        prop_assert_eq!(&finished.stderr, "");
+                        let decoded = decoded(&input);
+                        prop_assert!(decoded.is_ok(), "{}: exit 0 on a bad stream", variant);
+                        prop_assert!(finished.stdout == reference(&decoded.unwrap()), "{}", variant);
+                    }
+                    Some(1) => {
+                        let line = format!("{}: stdin: decompressing: ", variant.program);
+                        prop_assert!(
+                            finished.stderr.starts_with(&line) && finished.stderr.lines().count() == 1,
+                            "{}: {:?}", variant, finished.stderr
+                        );
+                    }
+                    other => prop_assert!(false, "{}: exit {:?}, {:?}", variant, other, finished.stderr),
+                }
+            }
+        }
+    }
+}
