@@ -6,14 +6,14 @@ mod common;
 use std::fs::{self, File};
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
-use std::process::{Child, ChildStdout, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
 use common::{
     INVALID_ARGS, TINY, VARIANTS, Variant, assert_quiet_success, assert_transforms, feed, finish,
-    line_soup, reference, run_command, spawn_piped,
+    line_soup, read_exactly, reference, run_command, spawn_piped,
 };
 use proptest::prelude::*;
 
@@ -256,18 +256,13 @@ fn closed_stdout_on_endless_input_stops_quietly() {
             let block = b"y y\n".repeat(16 << 10);
             while stdin.write_all(&block).is_ok() {}
         });
-        let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
-        assert_eq!(read_line(&mut stdout), b"[spaces: 1]y y\n", "{variant}");
+        let stdout = child.stdout.take().expect("stdout");
+        let first = b"[spaces: 1]y y\n";
+        let (line, stdout) = read_exactly(stdout, first.len());
+        assert_eq!(line, first, "{variant}");
         drop(stdout);
         assert_stops_quietly(variant, child, Duration::from_secs(10));
     }
-}
-
-/// The next line of a child's output.
-fn read_line(stdout: &mut BufReader<ChildStdout>) -> Vec<u8> {
-    let mut line = Vec::new();
-    stdout.read_until(b'\n', &mut line).expect("reading a line");
-    line
 }
 
 /// Waits for `child`, whose reader has gone, to end by itself within `deadline`, as a filter
@@ -287,10 +282,12 @@ fn closed_stdout_on_idle_input_stops_quietly() {
             let mut child = spawn_piped(variant.command());
             // Held open, and written nothing more, until the child has exited.
             let mut stdin = child.stdin.take().expect("stdin");
-            let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+            let mut stdout = child.stdout.take().expect("stdout");
             if let Some(line) = first_line {
                 stdin.write_all(line).expect("writing a line");
-                assert_eq!(read_line(&mut stdout), reference(line), "{variant}");
+                let rendering;
+                (rendering, stdout) = read_exactly(stdout, reference(line).len());
+                assert_eq!(rendering, reference(line), "{variant}");
             }
             drop(stdout);
             assert_stops_quietly(variant, child, Duration::from_secs(5));
