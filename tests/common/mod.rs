@@ -304,6 +304,13 @@ pub fn process_asleep_in(pid: u32, waiting_in: &str) -> bool {
         && tasks.iter().any(|task| asleep_in(task, waiting_in))
 }
 
+/// Whether process `pid` waits for input with nothing of its own left to do: every thread asleep,
+/// one of them reading a pipe or in poll. A binary in this state writes nothing more until input
+/// comes (or its output is read, had it filled the pipe).
+pub fn waits_for_input(pid: u32) -> bool {
+    process_asleep_in(pid, "pipe_read") || process_asleep_in(pid, "poll")
+}
+
 /// Writes `input` to the child's stdin from a thread (so a child that writes before it has read
 /// everything cannot deadlock against us), then closes it.
 pub fn feed(stdin: ChildStdin, input: Vec<u8>) {
