@@ -19,7 +19,7 @@ use std::thread;
 
 use common::{
     DEADLINE, VARIANTS, Variant, asleep_in, assert_quiet_success, feed, finish, process_asleep_in,
-    reference, spawn_piped, this_thread, wait_for,
+    reference, spawn_piped, this_thread, wait_for, wait_until,
 };
 use pipelines::quote::quote;
 use rustix::fs::{OFlags, fcntl_getfl, fcntl_setfl};
@@ -638,7 +638,9 @@ fn least_address_space(variant: &Variant) -> u64 {
                 .arg("--version")
                 .stdout(Stdio::null())
                 .stderr(Stdio::null());
-            command.status().is_ok_and(|status| status.success())
+            command
+                .spawn()
+                .is_ok_and(|mut child| wait_until(&mut child, DEADLINE).success())
         })
         .expect("the binary starts in some address space")
 }
