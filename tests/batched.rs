@@ -4,14 +4,17 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::process::Command;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, mpsc};
 use std::thread;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{DEADLINE, finish, reference, run_command, spawn_piped};
+use common::{
+    asleep_in, finish, process_asleep_in, read_exactly, reference, run_command, spawn_piped,
+    this_thread, wait_for,
+};
 
 fn batched(args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_batched"));
@@ -30,11 +33,11 @@ fn closed_stdout_stops_it_while_the_reader_waits_on_live_input() {
     for threads in THREADS {
         let mut child = spawn_piped(batched(&["--threads", threads]));
         let mut stdin = child.stdin.take().expect("stdin");
-        let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let stdout = child.stdout.take().expect("stdout");
         stdin.write_all(b"first line\n").expect("writing a line");
-        let mut first = Vec::new();
-        stdout.read_until(b'\n', &mut first).expect("reading");
-        assert_eq!(first, reference(b"first line\n"), "--threads {threads}");
+        let expected = reference(b"first line\n");
+        let (first, stdout) = read_exactly(stdout, expected.len());
+        assert_eq!(first, expected, "--threads {threads}");
         drop(stdout);
         // Its waiting read watches stdout too (`FileInput`), so it may have ended already, and
         // then this write finds its stdin closed: either way it must end, and quietly.
@@ -60,9 +63,11 @@ fn a_stalled_consumer_holds_reading_back() {
         let mut child = spawn_piped(batched(&["--threads", threads, "--chunk-size", "4096"]));
         let mut stdin = child.stdin.take().expect("stdin");
         let fed = Arc::new(AtomicU64::new(0));
+        let (to_test, feeder_thread) = mpsc::channel();
         let feeder = {
             let fed = Arc::clone(&fed);
             thread::spawn(move || {
+                let _ = to_test.send(this_thread());
                 let block = b"y y\n".repeat(16 << 10);
                 // Far more than the bound, so reading without back-pressure would show.
                 while fed.load(Ordering::Relaxed) < 32 * BOUND && stdin.write_all(&block).is_ok() {
@@ -70,16 +75,14 @@ fn a_stalled_consumer_holds_reading_back() {
                 }
             })
         };
-        let started = Instant::now();
-        let mut last = u64::MAX;
-        while fed.load(Ordering::Relaxed) != last {
-            assert!(
-                started.elapsed() < DEADLINE,
-                "--threads {threads}: never stalled"
-            );
-            last = fed.load(Ordering::Relaxed);
-            thread::sleep(Duration::from_millis(500));
-        }
+        // Stalled: the feeder waits for room in the full pipe, and batched, every thread asleep,
+        // does not read it. Or it has read past the bound, which fails below.
+        let feeder_thread = feeder_thread.recv().expect("the feeder's thread");
+        wait_for("batched to stall", || {
+            fed.load(Ordering::Relaxed) >= BOUND
+                || (asleep_in(&feeder_thread, "pipe_write") && process_asleep_in(child.id(), ""))
+        });
+        let last = fed.load(Ordering::Relaxed);
         assert!(
             last < BOUND,
             "--threads {threads}: read {last} bytes with nobody reading its output"

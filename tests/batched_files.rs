@@ -1,5 +1,5 @@
 //! `batched` reading regular files in ranges, each worker its own: what comes out is what
-//! `cat FILE... | batched` would give (SPEC, "Files, however they are read"). Every case runs on
+//! `cat FILE... | batched` would give (docs/CONTRACT.md §9). Every case runs on
 //! real files, in process through the library and through the binary.
 
 mod common;
@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::thread;
 
-use common::{DEADLINE, finish, line_soup, reference, run_command, wait_until};
+use common::{DEADLINE, finish, line_soup, reference, run_command, wait_until, within};
 use pipelines::error::Error;
 use pipelines::frame::Chunk;
 use pipelines::io::ranges::Range;
@@ -47,16 +47,19 @@ fn numbered_lines(from: usize, count: usize) -> Vec<u8> {
         .collect()
 }
 
-/// Runs the library on `files` (FILE arguments), collecting the output.
+/// Runs the library on `files` (FILE arguments), collecting the output; a run that hangs fails.
 fn in_process(knobs: &Knobs, files: &[PathBuf]) -> Vec<u8> {
-    let mut output = Vec::new();
-    run(
-        knobs,
-        FileInput::new(Sources::new(files), None),
-        &mut output,
-    )
-    .expect("runs");
-    output
+    let (knobs, files) = (knobs.clone(), files.to_vec());
+    within("the run in process", move || {
+        let mut output = Vec::new();
+        run(
+            &knobs,
+            FileInput::new(Sources::new(&files), None),
+            &mut output,
+        )
+        .expect("runs");
+        output
+    })
 }
 
 fn batched(args: &[&str]) -> Command {
@@ -193,14 +196,18 @@ fn a_fifo_and_dev_stdin_named_as_files() {
     let files = [file.clone(), fifo.clone(), file.clone()];
     let feeding = feed(fifo.clone(), piped.clone());
     let output = in_process(&knobs(2, 1000), &files);
-    feeding.join().expect("no panic").expect("fed");
+    within("feeding the FIFO", || feeding.join())
+        .expect("no panic")
+        .expect("fed");
     assert!(output == reference(&expected));
 
     let feeding = feed(fifo.clone(), piped.clone());
     let mut command = batched(&["--threads", "2", "--chunk-size", "1K"]);
     command.args(&files);
     let finished = run_command(command, b"");
-    feeding.join().expect("no panic").expect("fed");
+    within("feeding the FIFO", || feeding.join())
+        .expect("no panic")
+        .expect("fed");
     assert!(finished.status.success(), "{finished:?}");
     assert!(finished.stdout == reference(&expected));
 
@@ -235,11 +242,19 @@ fn change_while_read(
 ) -> (Vec<u8>, bool) {
     let (reader, writer) = std::io::pipe().expect("a pipe");
     let ended = run(path, writer.into());
-    let mut reader = BufReader::new(reader);
-    let mut output = Vec::new();
-    reader.read_until(b'\n', &mut output).expect("reading");
+    let (mut output, reader) = within("the first line", || {
+        let mut reader = BufReader::new(reader);
+        let mut output = Vec::new();
+        reader.read_until(b'\n', &mut output).expect("reading");
+        (output, reader)
+    });
     change();
-    reader.read_to_end(&mut output).expect("reading");
+    output.extend(within("the rest", || {
+        let mut rest = Vec::new();
+        let mut reader = reader;
+        reader.read_to_end(&mut rest).expect("reading");
+        rest
+    }));
     (output, ended())
 }
 
@@ -250,7 +265,7 @@ fn run_in_process(path: &Path, output: OwnedFd) -> Box<dyn FnOnce() -> bool> {
         let input = FileInput::new(Sources::new(&files), None);
         run(&knobs(2, 64 << 10), input, File::from(output)).is_ok()
     });
-    Box::new(move || running.join().expect("no panic"))
+    Box::new(move || within("the run in process", || running.join()).expect("no panic"))
 }
 
 /// The run through the binary.

@@ -16,15 +16,15 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
 use std::thread;
-use std::time::Duration;
 
 use common::{
-    DEADLINE, VARIANTS, Variant, assert_quiet_success, feed, finish, reference, spawn_piped,
+    DEADLINE, VARIANTS, Variant, asleep_in, assert_quiet_success, feed, finish, process_asleep_in,
+    reference, spawn_piped, this_thread, wait_for, wait_until,
 };
 use pipelines::quote::quote;
 use rustix::fs::{OFlags, fcntl_getfl, fcntl_setfl};
 use rustix::io::ioctl_fionread;
-use rustix::pipe::{PipeFlags, pipe_with};
+use rustix::pipe::{PipeFlags, fcntl_getpipe_size, pipe_with};
 
 /// The settings beside the defaults that these tests run: the multi-stage binaries with small
 /// pieces, so that their stages hand over many times.
@@ -102,43 +102,33 @@ fn lines(count: usize) -> Vec<u8> {
 /// The next `count` bytes from `from`; fails rather than waits past the deadline for bytes that
 /// do not come, as when the binary died while this test holds the pipe's write end open.
 fn read_exactly(from: &File, count: usize) -> Vec<u8> {
-    let mut from = from.try_clone().expect("sharing the pipe");
-    let (sender, receiver) = mpsc::channel();
-    thread::spawn(move || {
-        let mut bytes = vec![0; count];
-        let _ = sender.send(from.read_exact(&mut bytes).map(|()| bytes));
+    common::read_exactly(from.try_clone().expect("sharing the pipe"), count).0
+}
+
+/// Waits until the writer of a pipe has filled it and waits for room, as `waits` says, so that
+/// its writes are held up by the pipe; or until it has `ended`.
+fn wait_until_full(ended: &AtomicBool, waits: impl Fn() -> bool) {
+    wait_for("the pipe's writer to fill it", || {
+        ended.load(Ordering::Relaxed) || waits()
     });
-    receiver
-        .recv_timeout(DEADLINE)
-        .expect("no output before the deadline")
-        .expect("reading the output")
 }
 
-/// Waits until the writer of `read_end`'s pipe has filled it and stalls, so that its next write
-/// would have to wait; or until it has `ended`. Full is when the pipe stops taking more: small
-/// writes can leave its pages part empty, so it may hold less than its size.
-fn wait_until_full(read_end: impl AsFd, ended: &AtomicBool) {
-    let mut held = 0;
-    while !ended.load(Ordering::Relaxed) {
-        thread::sleep(Duration::from_millis(50));
-        let now = ioctl_fionread(&read_end).expect("reading what the pipe holds");
-        if now > 0 && now == held {
-            return;
-        }
-        held = now;
-    }
+/// Whether a binary writing non-blocking into `read_end`'s pipe has filled it (half its size at
+/// least: it writes in pieces of kilobytes) and waits in poll for room, or for nothing else.
+fn filled_and_polling(read_end: impl AsFd, binary: u32) -> bool {
+    let held = ioctl_fionread(&read_end).expect("reading what the pipe holds");
+    let size = fcntl_getpipe_size(&read_end).expect("reading the pipe's size");
+    held >= size as u64 / 2 && process_asleep_in(binary, "poll")
 }
 
-/// Waits until `reader` has taken all that `read_end`'s pipe holds, and a while more, so that its
-/// next read finds the pipe empty; or until it has exited.
+/// Waits until `reader` has taken all that `read_end`'s pipe holds and waits in poll for more,
+/// so that its next read finds the pipe empty; or until it has exited.
 fn wait_until_drained(read_end: impl AsFd, reader: &mut Child) {
-    while ioctl_fionread(&read_end).expect("reading what the pipe holds") > 0 {
-        if reader.try_wait().expect("checking on the binary").is_some() {
-            return;
-        }
-        thread::sleep(Duration::from_millis(5));
-    }
-    thread::sleep(Duration::from_millis(100));
+    wait_for("the binary to drain its stdin and wait", || {
+        reader.try_wait().expect("checking on the binary").is_some()
+            || (ioctl_fionread(&read_end).expect("reading what the pipe holds") == 0
+                && process_asleep_in(reader.id(), "poll"))
+    });
 }
 
 fn is_non_blocking(fd: impl AsFd) -> bool {
@@ -206,16 +196,19 @@ fn a_concurrent_writer_on_the_same_stdout_pipe_loses_nothing() {
 
         // Nobody reads until the other writer has filled the pipe and has to wait.
         let ended = Arc::new(AtomicBool::new(false));
+        let (to_reader, writer_thread) = mpsc::channel();
         let writer = thread::spawn({
             let ended = Arc::clone(&ended);
             move || {
+                let _ = to_reader.send(this_thread());
                 let written = (&shared).write_all(&vec![0; OTHERS]);
                 ended.store(true, Ordering::Relaxed);
                 written
             }
         });
+        let writer_thread = writer_thread.recv().expect("the other writer's thread");
         let reader = thread::spawn(move || {
-            wait_until_full(&read_end, &ended);
+            wait_until_full(&ended, || asleep_in(&writer_thread, "pipe_write"));
             let mut bytes = Vec::new();
             read_end.read_to_end(&mut bytes).map(|_| bytes)
         });
@@ -293,7 +286,10 @@ fn after_a_signal_the_next_reader_reads_the_rest(signal: &str) {
             .spawn()
             .expect("spawning cat");
         // cat finds the pipe empty first, as the next command in a shell group would.
-        thread::sleep(Duration::from_millis(100));
+        let cat = PathBuf::from(format!("/proc/{}", next.id()));
+        wait_for("cat to wait on the empty pipe", || {
+            asleep_in(&cat, "pipe_read")
+        });
         stdin_write.write_all(b"second\n").expect("writing a line");
         drop(stdin_write);
         let next = finish(next, DEADLINE);
@@ -343,10 +339,11 @@ fn a_non_blocking_stdout_is_waited_on() {
             .expect("spawning");
         feed(child.stdin.take().expect("stdin"), input.clone());
         let ended = Arc::new(AtomicBool::new(false));
+        let binary = child.id();
         let reader = thread::spawn({
             let ended = Arc::clone(&ended);
             move || {
-                wait_until_full(&read_end, &ended);
+                wait_until_full(&ended, || filled_and_polling(&read_end, binary));
                 let mut bytes = Vec::new();
                 File::from(read_end).read_to_end(&mut bytes).map(|_| bytes)
             }
@@ -453,8 +450,8 @@ impl Redirection {
 ///
 /// FILE is shorter than the smallest read of any variant here (7 bytes): each reads it whole and
 /// reaches its end before it writes. Past the end, writing sooner grows FILE under the reader,
-/// which then reads the gap and its own output, as `cat` does and as SPEC's "a file may grow while
-/// it is read" allows: with two lines, `batched --chunk-size 7` sent the first on before reading
+/// which then reads the gap and its own output, as `cat` does and as docs/CONTRACT.md §9 ("a file
+/// that grows while read") allows: with two lines, `batched --chunk-size 7` sent the first on before reading
 /// the second, and on a loaded machine its writer sometimes won the race (1 to 2 runs in 300).
 #[test]
 fn input_that_is_the_output_is_refused() {
@@ -511,7 +508,7 @@ fn input_that_is_the_output_is_refused() {
                 assert_eq!(status.code(), Some(1), "{variant}, {case}: {stderr:?}");
                 let lines: Vec<&str> = stderr.lines().collect();
                 assert_eq!(lines.len(), 1, "{variant}, {case}: {stderr:?}");
-                // How stdin is named is not SPEC's to say: `-`, as cat does, or `stdin`.
+                // How stdin is named is not docs/CONTRACT.md §8.3's to say: `-`, as cat does, or `stdin`.
                 let name = if from_stdin {
                     lines[0]
                         .strip_prefix(&format!("{}: ", variant.program))
@@ -641,7 +638,9 @@ fn least_address_space(variant: &Variant) -> u64 {
                 .arg("--version")
                 .stdout(Stdio::null())
                 .stderr(Stdio::null());
-            command.status().is_ok_and(|status| status.success())
+            command
+                .spawn()
+                .is_ok_and(|mut child| wait_until(&mut child, DEADLINE).success())
         })
         .expect("the binary starts in some address space")
 }

@@ -37,6 +37,18 @@ fn grow_capacity(buf: &mut Vec<u8>, additional: usize) -> Result<(), Error> {
 /// reads of a useful size.
 const LEAST_GROWTH: usize = 64 * 1024;
 
+/// The most room the first read is given. A buffer starts this small and doubles towards its
+/// set size only while reads fill all the room they are given, so that a setting is a ceiling,
+/// not a cost (docs/CONTRACT.md §7): four bytes of input touch this much, not `--buffer-size`,
+/// and input that flows reaches the full size within a few reads.
+const FIRST_ROOM: usize = 64 * 1024;
+
+/// The length a buffer of `len` bytes grows to on its way to `size`: double, at least
+/// [`FIRST_ROOM`], at most `size`.
+fn towards(len: usize, size: usize) -> usize {
+    len.saturating_mul(2).max(FIRST_ROOM).min(size)
+}
+
 /// Lengthens `buf` by `by` zeroed bytes, for a read to fill. Only those bytes are touched: the
 /// doubled capacity behind them stays untouched, so a 1 GiB line costs 1 GiB of memory, not 2.
 fn grow(buf: &mut Vec<u8>, by: usize) -> Result<(), Error> {
@@ -56,8 +68,8 @@ fn grow(buf: &mut Vec<u8>, by: usize) -> Result<(), Error> {
 #[derive(Debug)]
 pub struct LineBuffer {
     /// The storage, all of it initialised so that reads can go straight into it. Empty until the
-    /// first read, so that making a buffer cannot fail; then its length only grows, and only when
-    /// one line fills all of it.
+    /// first read, so that making a buffer cannot fail; then its length only grows: towards
+    /// `read_size` while reads fill it, past it only when one line fills all of it.
     buf: Vec<u8>,
     /// The first byte not yet handed out as part of a line. `start <= searched`.
     start: usize,
@@ -66,7 +78,8 @@ pub struct LineBuffer {
     searched: usize,
     /// One past the last byte read in; `end..` is spare room for the next read. `end <= buf.len()`.
     end: usize,
-    /// The size the buffer starts at, and grows by when one line fills it. At least 1.
+    /// The most a read is given, once reads have filled the buffer up to it; past it, what the
+    /// buffer grows by when one line fills it. At least 1.
     read_size: usize,
 }
 
@@ -87,18 +100,19 @@ impl LineBuffer {
     /// the buffer when they fill it (a line longer than the buffer); fails if the memory for the
     /// buffer, or for such a line, cannot be had.
     pub fn spare(&mut self) -> Result<&mut [u8], Error> {
+        // The last read took all the room it was given (or none was given yet): input is flowing.
+        let filled = self.end == self.buf.len();
         if self.start > 0 {
             self.buf.copy_within(self.start..self.end, 0);
             self.searched -= self.start;
             self.end -= self.start;
             self.start = 0;
         }
-        if self.end == self.buf.len() {
-            let by = match self.buf.is_empty() {
-                true => self.read_size,
-                false => self.read_size.max(LEAST_GROWTH),
-            };
-            grow(&mut self.buf, by)?;
+        let len = self.buf.len();
+        if len < self.read_size && filled {
+            grow(&mut self.buf, towards(len, self.read_size) - len)?;
+        } else if self.end == len {
+            grow(&mut self.buf, self.read_size.max(LEAST_GROWTH))?;
         }
         Ok(&mut self.buf[self.end..])
     }
@@ -154,15 +168,15 @@ impl LineBuffer {
 #[derive(Debug)]
 pub struct Chunk {
     /// The storage, all of it initialised so that reads can go straight into it. Empty until the
-    /// first read, so that making a chunk cannot fail; past `size` only while one line does not
-    /// fit. [`refill`](Self::refill) leaves it as long as what it read, unzeroed room behind.
+    /// first read, so that making a chunk cannot fail; grown towards `size` as reads fill it, past
+    /// `size` only while one line does not fit. [`refill`](Self::refill) leaves it as long as what
+    /// it read, unzeroed room behind.
     buf: Vec<u8>,
     /// One past the last `\n` in `..end`, or 0 if there is none. `lines_end <= end`.
     lines_end: usize,
     /// One past the last byte read in. `end <= buf.len()`.
     end: usize,
-    /// How many bytes a chunk is filled to before its lines are handed on. At least 1, and
-    /// `size <= buf.len()` once the chunk is being filled by [`spare`](Self::spare).
+    /// How many bytes a chunk is filled to before its lines are handed on. At least 1.
     size: usize,
 }
 
@@ -181,12 +195,14 @@ impl Chunk {
     /// Room for the next read: never empty. Up to the chunk's size; past it (no line has ended
     /// yet), room to grow; fails if the memory for the chunk, or for such a line, cannot be had.
     pub fn spare(&mut self) -> Result<&mut [u8], Error> {
+        let len = self.buf.len();
         if self.end < self.size {
-            if self.buf.len() < self.size {
-                let by = self.size - self.buf.len();
-                grow(&mut self.buf, by)?;
+            // Reads have filled all the room so far: the chunk grows towards its size.
+            if self.end == len {
+                grow(&mut self.buf, towards(len, self.size) - len)?;
             }
-            return Ok(&mut self.buf[self.end..self.size]);
+            let room = self.size.min(self.buf.len());
+            return Ok(&mut self.buf[self.end..room]);
         }
         if self.end == self.buf.len() {
             grow(&mut self.buf, self.size.max(LEAST_GROWTH))?;
@@ -260,9 +276,9 @@ impl Chunk {
         into.end = self.lines_end;
         into.lines_end = self.lines_end;
         let partial = self.lines_end..self.end;
-        let room = partial.len().max(self.size);
-        if self.buf.len() < room {
-            let by = room - self.buf.len();
+        // Only the partial line's room: [`spare`](Self::spare) grows the rest as data comes.
+        if self.buf.len() < partial.len() {
+            let by = partial.len() - self.buf.len();
             grow(&mut self.buf, by)?;
         }
         self.buf[..partial.len()].copy_from_slice(&into.buf[partial.clone()]);
@@ -317,6 +333,102 @@ mod tests {
 
     fn owned(lines: &[&[u8]]) -> Vec<Vec<u8>> {
         lines.iter().map(|line| line.to_vec()).collect()
+    }
+
+    /// One line of this many bytes, no `\n`, arriving [`READ`] bytes at a time...
+    const LONG: usize = 64 << 20;
+    /// ...as reads from a pipe do.
+    const READ: usize = 64 << 10;
+
+    /// Feeds a line of [`LONG`] bytes in pieces of [`READ`] through `read`, which puts the front
+    /// of a piece into a framer's spare room as a read would and says how much it took, where the
+    /// framer's bytes now lie, and how many it held before. Returns the bytes moved: what was held
+    /// whenever it came to lie elsewhere. Stops once that passes twice the line, so that a framer
+    /// that moves its bytes once a read fails in a moment rather than after gigabytes of copying.
+    pub(super) fn bytes_moved(mut read: impl FnMut(&[u8]) -> (usize, *const u8, usize)) -> usize {
+        let piece = vec![b'x'; READ];
+        let (mut moved, mut lying) = (0, std::ptr::null());
+        for _ in 0..LONG / READ {
+            let mut rest = &piece[..];
+            while !rest.is_empty() && moved <= 2 * LONG {
+                let (took, now, held) = read(rest);
+                if now != lying {
+                    (moved, lying) = (moved + held, now);
+                }
+                rest = &rest[took..];
+            }
+        }
+        moved
+    }
+
+    /// `head -c 1G /dev/zero | BIN`: a line far longer than the buffer is moved O(1) times a byte
+    /// as it grows, not once a read, so that its cost is linear (docs/CONTRACT.md §1: lines of
+    /// any length).
+    #[test]
+    fn a_long_line_is_moved_a_bounded_number_of_times() {
+        let mut buffer = LineBuffer::new(READ);
+        let moved = bytes_moved(|piece| {
+            let held = buffer.end - buffer.start;
+            let room = buffer.spare().unwrap();
+            let took = room.len().min(piece.len());
+            room[..took].copy_from_slice(&piece[..took]);
+            buffer.filled(took);
+            assert_eq!(buffer.next_line(), None);
+            (took, buffer.buf.as_ptr(), held)
+        });
+        assert!(moved <= LONG, "LineBuffer moved {moved} bytes");
+        let mut chunk = Chunk::new(READ);
+        let moved = bytes_moved(|piece| {
+            let held = chunk.end;
+            let room = chunk.spare().unwrap();
+            let took = room.len().min(piece.len());
+            room[..took].copy_from_slice(&piece[..took]);
+            chunk.filled(took);
+            assert!(!chunk.has_lines());
+            (took, chunk.buf.as_ptr(), held)
+        });
+        assert!(moved <= LONG, "Chunk moved {moved} bytes");
+    }
+
+    /// `echo 'a b' | BIN --buffer-size 1G`: a buffer is given only as much room as reads have
+    /// shown to be coming, and grows to its size as they fill it (docs/CONTRACT.md §7).
+    #[test]
+    fn buffers_grow_to_their_size_only_as_reads_fill_them() {
+        const GIB: usize = 1 << 30;
+        let mut buffer = LineBuffer::new(GIB);
+        assert_eq!(buffer.spare().unwrap().len(), FIRST_ROOM);
+        buffer.filled(4);
+        assert!(
+            buffer.spare().unwrap().len() < FIRST_ROOM,
+            "a short read: no growth"
+        );
+        let mut chunk = Chunk::new(GIB);
+        assert_eq!(chunk.spare().unwrap().len(), FIRST_ROOM);
+        chunk.filled(4);
+        assert!(chunk.spare().unwrap().len() < FIRST_ROOM);
+        // Reads that fill the room double it, up to the size and no further.
+        let mut buffer = LineBuffer::new(3 * FIRST_ROOM);
+        let mut chunk = Chunk::new(3 * FIRST_ROOM);
+        for expected in [FIRST_ROOM, 2 * FIRST_ROOM, 3 * FIRST_ROOM, 3 * FIRST_ROOM] {
+            let room = buffer.spare().unwrap();
+            room.fill(b'\n');
+            let took = room.len();
+            buffer.filled(took);
+            assert_eq!(buffer.buf.len(), expected);
+            while buffer.next_line().is_some() {}
+        }
+        for expected in [FIRST_ROOM, 2 * FIRST_ROOM, 3 * FIRST_ROOM] {
+            let room = chunk.spare().unwrap();
+            room.fill(b'\n');
+            let took = room.len();
+            chunk.filled(took);
+            assert_eq!(chunk.buf.len(), expected);
+        }
+        assert!(chunk.is_full());
+        // Handed on, the lines leave no room behind that the data did not need.
+        let mut into = Chunk::new(3 * FIRST_ROOM);
+        chunk.take_lines(&mut into).unwrap();
+        assert_eq!(chunk.buf.len(), 0);
     }
 
     #[test]

@@ -9,7 +9,7 @@ use bytes::{Bytes, BytesMut};
 use memchr::memchr;
 
 use crate::error::Error;
-use crate::frame::reserve;
+use crate::frame::{reserve, towards};
 
 /// Complete lines, split off a buffer that is read into at its end.
 ///
@@ -21,8 +21,11 @@ use crate::frame::reserve;
 pub struct SharedLines {
     /// Input not yet handed on.
     buf: BytesMut,
-    /// How much room [`spare`](Self::spare) makes for each read.
+    /// The most room [`spare`](Self::spare) makes for a read.
     read_size: usize,
+    /// The room it makes now: growing towards `read_size` while reads fill it, so that memory,
+    /// reserved or touched, follows the data (docs/CONTRACT.md §7).
+    room: usize,
     /// One past the last `\n` counted into `lines`, or 0. `complete <= searched`.
     complete: usize,
     /// Bytes in `complete..searched` hold no `\n`, so a long line is scanned once however many
@@ -33,12 +36,13 @@ pub struct SharedLines {
 }
 
 impl SharedLines {
-    /// Empty, reading `read_size` bytes (at least 1) at a time.
+    /// Empty, reading up to `read_size` bytes (at least 1) at a time.
     pub fn new(read_size: usize) -> Self {
         let read_size = read_size.max(1);
         SharedLines {
             buf: BytesMut::new(),
             read_size,
+            room: 0,
             complete: 0,
             searched: 0,
             lines: 0,
@@ -48,16 +52,19 @@ impl SharedLines {
     /// The buffer to read into, with room for a read at its end; fails if that room cannot be
     /// had (a line longer than the memory available).
     pub fn spare(&mut self) -> Result<&mut BytesMut, Error> {
-        // While lines split off it are alive, the buffer cannot grow in place, and `BytesMut`
-        // moves it into new storage of just the size asked for. Asking for at least what it
-        // holds doubles it instead, so a big batch gathering over many reads is copied O(1)
-        // times a byte, not once a read.
-        let room = self.read_size.max(self.buf.len());
-        // `BytesMut` can only grow infallibly: first reuse its space if that suffices, else move
-        // into storage grown fallibly here.
-        if !self.buf.try_reclaim(room) {
+        // `BytesMut` can only grow infallibly: first reuse its space if a read's room is there,
+        // else move into storage grown fallibly here. The new storage holds at least twice what
+        // is held, so a long line or a big batch gathering over many reads is moved O(1) times
+        // a byte, not once a read (while lines split off it are alive, the buffer cannot grow
+        // in place).
+        // The last read took all the room it was given (or none was given yet): input is flowing.
+        if self.buf.len() == self.buf.capacity() {
+            self.room = towards(self.room, self.read_size);
+        }
+        if !self.buf.try_reclaim(self.room) {
+            let held = self.buf.len();
             let mut grown = Vec::new();
-            reserve(&mut grown, self.buf.len() + room)?;
+            reserve(&mut grown, held.max(self.room).saturating_add(held))?;
             grown.extend_from_slice(&self.buf);
             self.buf = BytesMut::from(Bytes::from(grown));
         }
@@ -136,6 +143,48 @@ mod tests {
             out.push(rest.to_vec());
         }
         out
+    }
+
+    /// `head -c 1G /dev/zero | streamer`: a line far longer than a read is moved O(1) times a
+    /// byte as it gathers, not once a read (docs/CONTRACT.md §1: lines of any length).
+    #[test]
+    fn a_long_line_is_moved_a_bounded_number_of_times() {
+        let mut lines = SharedLines::new(64 << 10);
+        let moved = crate::frame::tests::bytes_moved(|piece| {
+            let held = lines.buf.len();
+            let buf = lines.spare().unwrap();
+            // A read fills the spare capacity, no more.
+            let took = (buf.capacity() - buf.len()).min(piece.len());
+            buf.extend_from_slice(&piece[..took]);
+            assert_eq!(lines.next_line(), None);
+            (took, lines.buf.as_ptr(), held)
+        });
+        assert!(moved <= 64 << 20, "moved {moved} bytes");
+    }
+
+    /// `echo 'a b' | streamer --buffer-size 1G`: the room made for a read, reserved or touched,
+    /// grows to the read size only as reads fill it (docs/CONTRACT.md §7).
+    #[test]
+    fn room_grows_to_the_read_size_only_as_reads_fill_it() {
+        const KIB: usize = 1024;
+        let mut lines = SharedLines::new(1 << 30);
+        let buf = lines.spare().unwrap();
+        assert_eq!(buf.capacity(), 64 * KIB);
+        buf.extend_from_slice(b"a b\n");
+        let buf = lines.spare().unwrap();
+        assert_eq!(
+            buf.capacity() - buf.len(),
+            64 * KIB,
+            "a short read: no more room"
+        );
+        let mut lines = SharedLines::new(256 * KIB);
+        for expected in [64 * KIB, 128 * KIB, 256 * KIB, 256 * KIB] {
+            let buf = lines.spare().unwrap();
+            let room = buf.capacity() - buf.len();
+            assert_eq!(room, expected);
+            buf.extend_from_slice(&vec![b'\n'; room]);
+            assert!(lines.take_rest().is_some());
+        }
     }
 
     #[test]

@@ -4,8 +4,11 @@
 // Each test file compiles this module separately and uses a different part of it.
 #![allow(dead_code)]
 
+use std::fs;
 use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -228,6 +231,84 @@ pub fn wait_until(child: &mut Child, deadline: Duration) -> ExitStatus {
         }
         thread::sleep(Duration::from_millis(5));
     }
+}
+
+/// Does `work` on a thread of its own and returns what it returns; fails the test if that takes
+/// longer than [`DEADLINE`] (a run in process that hangs, a read of output that never comes), or
+/// with `work`'s own panic.
+pub fn within<T: Send + 'static>(what: &str, work: impl FnOnce() -> T + Send + 'static) -> T {
+    let (sender, received) = mpsc::channel();
+    let worker = thread::spawn(move || {
+        let _ = sender.send(work());
+    });
+    match received.recv_timeout(DEADLINE) {
+        Ok(value) => value,
+        Err(RecvTimeoutError::Timeout) => panic!("{what}: not done after {DEADLINE:?}"),
+        Err(RecvTimeoutError::Disconnected) => match worker.join() {
+            Err(panic) => std::panic::resume_unwind(panic),
+            Ok(()) => panic!("{what}: ended without a result"),
+        },
+    }
+}
+
+/// The next `count` bytes from `from` (a child's output), and `from` back for more; fails the test
+/// if they have not come by the deadline, as when the binary holds its output back or died while
+/// the test holds its input open.
+pub fn read_exactly<R: Read + Send + 'static>(mut from: R, count: usize) -> (Vec<u8>, R) {
+    within("reading the output", move || {
+        let mut bytes = vec![0; count];
+        from.read_exact(&mut bytes).expect("reading the output");
+        (bytes, from)
+    })
+}
+
+/// Waits until `condition` holds, asking every millisecond; fails the test past the deadline.
+/// For a state the test waits on, such as a process asleep on a pipe, so that it synchronises on
+/// the state itself rather than on a guess of how long reaching it takes.
+pub fn wait_for(what: &str, mut condition: impl FnMut() -> bool) {
+    let started = Instant::now();
+    while !condition() {
+        assert!(
+            started.elapsed() < DEADLINE,
+            "{what}: not after {DEADLINE:?}"
+        );
+        thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// The calling thread, as its folder in `/proc`: for [`asleep_in`] to look at from another.
+pub fn this_thread() -> PathBuf {
+    Path::new("/proc").join(fs::read_link("/proc/thread-self").expect("/proc/thread-self"))
+}
+
+/// Whether the thread whose `/proc` folder is `task` is asleep (state `S`) in a kernel function
+/// whose name holds `waiting_in`: `pipe_read` (reading an empty pipe), `pipe_write` (writing a
+/// full one), `poll` (waiting in poll or epoll). False once it is gone.
+pub fn asleep_in(task: &Path, waiting_in: &str) -> bool {
+    let state = fs::read_to_string(task.join("stat"))
+        .ok()
+        .and_then(|stat| Some(stat.rsplit_once(')')?.1.split_whitespace().next()? == "S"));
+    let wchan = fs::read_to_string(task.join("wchan")).unwrap_or_default();
+    state == Some(true) && wchan.contains(waiting_in)
+}
+
+/// Whether every thread of process `pid` is asleep and one of them [`asleep_in`] `waiting_in`:
+/// the process waits on that, and nothing of its own is left to do meanwhile.
+pub fn process_asleep_in(pid: u32, waiting_in: &str) -> bool {
+    let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    let tasks: Vec<PathBuf> = tasks.flatten().map(|task| task.path()).collect();
+    !tasks.is_empty()
+        && tasks.iter().all(|task| asleep_in(task, ""))
+        && tasks.iter().any(|task| asleep_in(task, waiting_in))
+}
+
+/// Whether process `pid` waits for input with nothing of its own left to do: every thread asleep,
+/// one of them reading a pipe or in poll. A binary in this state writes nothing more until input
+/// comes (or its output is read, had it filled the pipe).
+pub fn waits_for_input(pid: u32) -> bool {
+    process_asleep_in(pid, "pipe_read") || process_asleep_in(pid, "poll")
 }
 
 /// Writes `input` to the child's stdin from a thread (so a child that writes before it has read
