@@ -333,18 +333,27 @@ def cachegrind_totals(path):
     return totals
 
 
+def mispredicts(counts):
+    """Mispredicted branches (conditional and indirect) in a row of totals, or None in a run made
+    before cachegrind_row turned the branch simulation on."""
+    return counts["Bcm"] + counts["Bim"] if "Bcm" in counts else None
+
+
 def cachegrind(args):
-    """Per line: instructions, D1 misses and LL misses (reads and writes). Each command ran twice,
+    """Per line: instructions, mispredicted branches (cachegrind's simulated predictor, whose
+    figures are its own, not a CPU's), D1 misses and LL misses (reads and writes). Each command ran twice,
     on empty input ("empty") and on the lines ("log"); the difference over the lines leaves out
     starting and stopping (a runtime's threads, its allocations), which no number of lines pays
     again."""
     totals = cachegrind_totals(args.totals)
-    print(header(["command", "instructions / line", "D1 misses / line", "LL misses / line",
-                  "of which data", "start and stop, instructions"], 1))
+    print(header(["command", "instructions / line", "mispredicts / line", "D1 misses / line",
+                  "LL misses / line", "of which data", "start and stop, instructions"], 1))
     for command in dict.fromkeys(command for command, _ in totals):
         empty, full = totals[command, "empty"], totals[command, "log"]
         per = lambda *names: sum(full[n] - empty[n] for n in names) / args.lines  # noqa: E731
-        print(row([f"`{command}`", f"{per('Ir'):.1f}", f"{per('D1mr', 'D1mw'):.3f}",
+        missed = mispredicts(full)
+        missed = "-" if missed is None else f"{(missed - mispredicts(empty)) / args.lines:.3f}"
+        print(row([f"`{command}`", f"{per('Ir'):.1f}", missed, f"{per('D1mr', 'D1mw'):.3f}",
                    f"{per('ILmr', 'DLmr', 'DLmw'):.4f}", f"{per('DLmr', 'DLmw'):.4f}", f"{empty['Ir']:,}"]))
 
 
@@ -426,6 +435,13 @@ def linelength(args):
           [(label, [f"{whole(label, i, 'Ir'):.1f}" for i in inputs]) for label in labels])
     table("Instructions a line, running",
           [(label, [f"{running(label, i, 'lines', 'Ir'):.1f}" for i in inputs]) for label in labels])
+    def missed(label, i):
+        """Mispredicted branches a line, whole process, or "-" in a run made without them."""
+        full, empty = (mispredicts(counts[key]) for key in ((label, i["length"], "full"), (label, "empty")))
+        return "-" if full is None else f"{(full - empty) / i['cg_lines']:.3f}"
+
+    table("Mispredicted branches a line, whole process (cachegrind's simulated predictor)",
+          [(label, [missed(label, i) for i in inputs]) for label in labels])
     table("D1 misses a line, running (reads and writes)",
           [(label, [f"{running(label, i, 'lines', 'D1mr', 'D1mw'):.3f}" for i in inputs]) for label in labels])
     per_byte = [(label, [running(label, i, "bytes", "Ir") for i in inputs]) for label in labels]
