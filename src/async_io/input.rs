@@ -11,14 +11,14 @@ use std::task::{Context, Poll, ready};
 use bytes::{BufMut, Bytes};
 use futures::Stream;
 use tokio::io::unix::AsyncFd;
-use tokio::io::{AsyncRead, AsyncReadExt, Interest};
+use tokio::io::{AsyncReadExt, Interest};
 
 use crate::async_io::AsyncFile;
-use crate::error::{Context as _, Error, report};
+use crate::error::{Error, Failures};
 use crate::frame::shared::SharedLines;
-use crate::io::fd;
 use crate::io::input::open;
 use crate::io::sources::{Next, Sources};
+use crate::io::{Memory, fd};
 
 /// Where a tokio strategy's bytes come from.
 pub trait AsyncInput: Send {
@@ -47,12 +47,18 @@ pub trait AsyncInput: Send {
     }
 }
 
-/// Any async reader is an input whose bytes are always waiting: memory, in tests and benches.
-impl<R: AsyncRead + Unpin + Send> AsyncInput for R {
-    async fn read_buf<B: BufMut + Send>(&mut self, buf: &mut B) -> Result<usize, Error> {
-        AsyncReadExt::read_buf(self, buf)
-            .await
-            .context("reading input")
+/// Memory, as for the sync strategies.
+impl<B: AsRef<[u8]> + Send> AsyncInput for Memory<B> {
+    async fn read_buf<BM: BufMut + Send>(&mut self, buf: &mut BM) -> Result<usize, Error> {
+        self.read_with(|unread| {
+            // As a read would: into the room there is, without growing the buffer.
+            let n = match buf.has_remaining_mut() {
+                true => unread.len().min(buf.chunk_mut().len()),
+                false => 0,
+            };
+            buf.put_slice(&unread[..n]);
+            Ok(n)
+        })
     }
 
     fn has_waiting(&mut self) -> bool {
@@ -69,6 +75,8 @@ pub struct AsyncFileInput {
     current: Option<AsyncFile>,
     /// Where output goes: refused as input, and watched while a read waits.
     output: Option<OwnedFd>,
+    /// Where a source that cannot be opened or read is told, before the next is read.
+    failures: Failures,
     /// The output on the reactor, for its reader going away.
     watch: Watch,
 }
@@ -95,8 +103,16 @@ impl AsyncFileInput {
             sources,
             current: None,
             output,
+            failures: Failures::default(),
             watch: Watch::Unregistered,
         }
+    }
+
+    /// The input, handing each failure that does not stop it to `failures` as it happens: they
+    /// are kept in the input otherwise.
+    pub fn handing_failures_to(mut self, failures: Failures) -> Self {
+        self.failures = failures;
+        self
     }
 
     /// Waits until the open source has input, or the output's reader has gone first: returns
@@ -154,7 +170,8 @@ fn poll_wait(file: &AsyncFd<File>, watch: &AsyncFd<OwnedFd>, cx: &mut Context<'_
 }
 
 impl AsyncInput for AsyncFileInput {
-    /// Moves on to the next source at each end; errors are reported and the source skipped.
+    /// Moves on to the next source at each end; a failure is handed to the input's [`Failures`]
+    /// and its source skipped.
     /// Fails only when the output is a pipe whose reader went away while this waited for input.
     async fn read_buf<B: BufMut + Send>(&mut self, buf: &mut B) -> Result<usize, Error> {
         loop {
@@ -164,7 +181,7 @@ impl AsyncInput for AsyncFileInput {
                     let opened = self.sources.opened(open(&source, output));
                     self.current = opened.map(|file| AsyncFile::new(file, false));
                 }
-                Next::Report(error) => report(&error),
+                Next::Report(error) => self.failures.add(error),
                 Next::Wait => {
                     let gone = self.wait().await;
                     self.sources.waited(gone);
@@ -182,7 +199,7 @@ impl AsyncInput for AsyncFileInput {
                     self.current = None;
                     return Ok(0);
                 }
-                Next::ReaderGone => return Err(Error::stdout_closed()),
+                Next::ReaderGone => return Err(Error::reader_gone()),
             }
         }
     }
@@ -289,7 +306,7 @@ mod tests {
 
     #[test]
     fn memory_always_has_its_bytes_waiting() {
-        let mut input = &b"a\nb"[..];
+        let mut input = Memory::new(&b"a\nb"[..]);
         assert!(AsyncInput::has_waiting(&mut input));
         let lines: Vec<_> = on_runtime(input.lines(1).map(|line| line.unwrap()).collect());
         assert_eq!(lines, [&b"a"[..], b"b"]);

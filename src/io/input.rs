@@ -8,7 +8,7 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::error::{Error, report};
+use crate::error::{Error, Failures};
 use crate::frame::Chunk;
 use crate::io::fd;
 use crate::io::ranges::{Cut, Cuts, Range, complete_line, line_end_after, read_through, size_hint};
@@ -38,6 +38,8 @@ pub struct FileInput {
     current: Option<Arc<File>>,
     /// Where output goes: refused as input, and watched while a read waits.
     output: Option<OwnedFd>,
+    /// Where a source that cannot be opened or read is told, before the next is read.
+    failures: Failures,
     /// The open source's reading in ranges, while it lasts.
     cuts: Option<Cuts>,
     /// Where line ends are looked for.
@@ -52,9 +54,17 @@ impl FileInput {
             sources,
             current: None,
             output,
+            failures: Failures::default(),
             cuts: None,
             scratch: Vec::new(),
         }
+    }
+
+    /// The input, handing each failure that does not stop it to `failures` as it happens: they
+    /// are kept in the input otherwise.
+    pub fn handing_failures_to(mut self, failures: Failures) -> Self {
+        self.failures = failures;
+        self
     }
 
     /// Carries out what [`Sources`] says until it says to wait (when `wait` is false), read, or
@@ -66,7 +76,7 @@ impl FileInput {
                     let output = self.output.as_ref().map(AsFd::as_fd);
                     self.current = self.sources.opened(open(&source, output)).map(Arc::new);
                 }
-                Next::Report(error) => report(&error),
+                Next::Report(error) => self.failures.add(error),
                 Next::Wait if wait => {
                     let gone = match (&self.current, &self.output) {
                         (Some(file), Some(output)) => {
@@ -82,14 +92,15 @@ impl FileInput {
                     self.current = None;
                     return Ok(None);
                 }
-                Next::ReaderGone => return Err(Error::stdout_closed()),
+                Next::ReaderGone => return Err(Error::reader_gone()),
             }
         }
     }
 }
 
 impl Input for FileInput {
-    /// Moves on to the next source at each end; errors are reported and the source skipped.
+    /// Moves on to the next source at each end; a failure is handed to the input's [`Failures`]
+    /// and its source skipped.
     /// Fails only when the output is a pipe whose reader went away while this waited for input:
     /// a broken pipe, which the caller stops on as it would on a failed write.
     fn read(&mut self, buf: &mut [u8]) -> Result<usize, Error> {

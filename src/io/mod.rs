@@ -8,8 +8,8 @@
 //! (write these bytes, or nothing yet). The sync drivers here and the tokio ones in
 //! [`async_io`](crate::async_io) only carry their answers out, blocking or awaiting.
 //!
-//! A sync strategy reads from any [`Input`] and writes to any [`std::io::Write`]: bytes in memory
-//! in tests and benches, and in the binaries [`FileInput`] (stdin or FILEs) and [`Stdout`].
+//! A sync strategy reads from any [`Input`] and writes to any [`std::io::Write`]: [`Memory`] in tests
+//! and benches, and in the binaries [`FileInput`] (stdin or FILEs) and [`Stdout`].
 //!
 //! | module | holds |
 //! | --- | --- |
@@ -84,10 +84,37 @@ pub enum Piece {
     RangesEnd,
 }
 
-/// Any reader is an input whose bytes are always waiting: memory, in tests and benches.
-impl<R: Read> Input for R {
+/// Bytes in memory, every one of them waiting: the input of tests and benches. A reader in general
+/// cannot be an input, since only an input that knows whether a read would wait can say so: a pipe
+/// taken for memory would hold live lines back.
+#[derive(Debug, Clone)]
+pub struct Memory<B> {
+    bytes: B,
+    /// How many of them have been read.
+    read: usize,
+}
+
+impl<B: AsRef<[u8]>> Memory<B> {
+    /// `bytes`, to be read from the first.
+    pub fn new(bytes: B) -> Self {
+        Memory { bytes, read: 0 }
+    }
+
+    /// Reads the bytes not yet read with `read`, which returns how many it took.
+    pub(crate) fn read_with<E>(
+        &mut self,
+        read: impl FnOnce(&mut &[u8]) -> Result<usize, E>,
+    ) -> Result<usize, E> {
+        let mut unread = &self.bytes.as_ref()[self.read..];
+        let n = read(&mut unread)?;
+        self.read += n;
+        Ok(n)
+    }
+}
+
+impl<B: AsRef<[u8]>> Input for Memory<B> {
     fn read(&mut self, buf: &mut [u8]) -> Result<usize, Error> {
-        Read::read(self, buf).context("reading input")
+        self.read_with(|unread| Read::read(unread, buf).context("reading input"))
     }
 
     fn has_waiting(&mut self) -> bool {
@@ -96,7 +123,7 @@ impl<R: Read> Input for R {
 }
 
 /// Memory is read as a stream.
-impl<R: Read> RangedInput for R {
+impl<B: AsRef<[u8]>> RangedInput for Memory<B> {
     fn next_piece(&mut self, _: usize, _: &mut Chunk) -> Result<Piece, Error> {
         Ok(Piece::Stream)
     }

@@ -118,7 +118,7 @@ pub fn run(
 ) -> Result<Stats, Error> {
     let mut stats = Stats::start();
     let slots = knobs.threads + knobs.queue;
-    let writing = Writing::new(slots, Output::new(output, "stdout", 0));
+    let writing = Writing::new(slots, Output::new(output, 0));
     let bytes_read_here = thread::scope(|scope| {
         // Room for every slot in each, and for one error from each worker, so that no send ever
         // blocks. Made in the scope, so that an early return ends the workers started.
@@ -561,7 +561,7 @@ mod tests {
         let file = Arc::new(File::open(&path).unwrap());
         std::fs::remove_file(&path).unwrap();
         let mut out = Vec::new();
-        let writing = Writing::new(2, Output::new(&mut out, "stdout", 0));
+        let writing = Writing::new(2, Output::new(&mut out, 0));
         let (to_worker, jobs) = bounded(2);
         let (freed, written) = bounded(2);
         for (number, at, len) in [(1, 9, 8), (0, 5, 4)] {

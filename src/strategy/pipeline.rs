@@ -54,7 +54,7 @@ pub async fn run(
     let clock = |name| StageClock::new(name, knobs.clocks);
     let (lines_in, lines_out) = channel(knobs.queue);
     let (rendered_in, rendered_out) = channel(knobs.queue);
-    let output = AsyncOutput::new(output, "stdout", IO_SIZE);
+    let output = AsyncOutput::new(output, IO_SIZE);
     let reader = tokio::spawn(read(input, knobs.batch, lines_in, clock("reader")));
     let counter = tokio::spawn(count(lines_out, rendered_in, clock("counter")));
     let writer = tokio::spawn(write(output, rendered_out, clock("writer")));
