@@ -6,9 +6,9 @@ mod common;
 
 use std::fs;
 use std::path::PathBuf;
-use std::process::Command;
+use std::process::{Command, Stdio};
 
-use common::{Finished, VARIANTS, Variant, run_command, skip};
+use common::{DEADLINE, Finished, VARIANTS, Variant, finish, run_command, skip};
 
 /// Every binary once, at its defaults.
 fn binaries() -> Vec<Variant> {
@@ -204,5 +204,43 @@ fn every_shell_s_completions_are_made() {
                 "{program}: {shell}'s completions name neither the binary nor its options:\n{script}"
             );
         }
+    }
+}
+
+/// Runs `command`, its stdout set by the caller, stdin empty and stderr collected.
+fn run_to(mut command: Command) -> Finished {
+    let child = command
+        .stdin(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawning the binary");
+    finish(child, DEADLINE)
+}
+
+/// docs/CONTRACT.md §4.5 and §5: `--generate`'s output is any output's: a closed stdout is exit
+/// 0 and silence, a full disk one line and exit 1.
+#[test]
+fn generate_s_output_fails_as_any_output_does() {
+    for variant in binaries() {
+        let program = variant.program;
+        let (reader, writer) = std::io::pipe().expect("a pipe");
+        drop(reader);
+        let mut closed = variant.command();
+        closed.args(["--generate", "man"]).stdout(writer);
+        let finished = run_to(closed);
+        assert_success(
+            &format!("{program} --generate man, stdout closed"),
+            &finished,
+        );
+
+        let mut full = variant.command();
+        full.args(["--generate", "man"])
+            .stdout(fs::File::create("/dev/full").expect("opening /dev/full"));
+        let finished = run_to(full);
+        assert_eq!(finished.status.code(), Some(1), "{program} > /dev/full");
+        assert_eq!(
+            finished.stderr,
+            format!("{program}: writing stdout: No space left on device (os error 28)\n")
+        );
     }
 }
