@@ -4,7 +4,6 @@
 //! same `clap` definitions as `--help` so that none can drift from the others.
 
 use std::fmt::Write as _;
-use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::{self, ExitCode};
 
@@ -13,8 +12,6 @@ use clap::{Parser, ValueEnum};
 use clap_complete::Shell;
 use clap_mangen::Man;
 use clap_mangen::roff::{Roff, bold, roman};
-
-use crate::error::{self, Context};
 
 /// What every binary's `--help` says of the transform, after its options.
 pub const TRANSFORM_HELP: &str = "Each line comes out as [spaces: N] and the line's bytes, \
@@ -87,12 +84,7 @@ pub fn parse<A: Parser>() -> A {
         // The name lives until the process ends, as error's record of it must.
         let name: &'static str = command.get_name().to_owned().leak();
         let text = generated(what, &mut command);
-        let status = error::exit_status(name, || {
-            io::stdout()
-                .lock()
-                .write_all(&text)
-                .context("writing stdout")
-        });
+        let status = crate::process::print(name, &text);
         process::exit(i32::from(status != ExitCode::SUCCESS));
     }
     A::from_arg_matches(&matches).unwrap_or_else(|error| error.exit())

@@ -74,6 +74,13 @@ pub fn run_async<F: Future<Output = Result<Stats, Error>>>(
     })
 }
 
+/// Writes `text` on stdout as the binary `program` (its `--generate`) under the policy above.
+pub fn print(program: &'static str, text: &[u8]) -> ExitCode {
+    exit_status(program, |_| {
+        io::stdout().lock().write_all(text).map_err(Error::writing)
+    })
+}
+
 /// Runs `body` as the binary `program` under the policy above, handing it where the failures
 /// that do not end the run go, and returns the status to exit with.
 fn exit_status(
