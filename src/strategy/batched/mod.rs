@@ -7,7 +7,7 @@
 //! renders it and writes it when its turn comes, and the slot goes back to the calling thread to
 //! be filled again. Only `threads + queue` slots exist and their buffers are reused, so memory is
 //! bounded by the settings and the longest line, the steady state allocates nothing, and a slow
-//! output holds reading back. Slots are numbered as handed out; [`Reorder`] puts them back in that
+//! output holds reading back. Slots are numbered as handed out; [`Reorder`](crate::parallel::Reorder) puts them back in that
 //! order, under a lock that is held only to queue and to take renderings: the writing itself is
 //! done outside it, by one thread at a time, which writes the others' renderings too as their
 //! turns come. So the calling thread reads while the output is written, and no thread is woken
@@ -21,8 +21,8 @@
 //! | module | holds |
 //! | --- | --- |
 //! | here | the knobs, [`run`], and the calling thread's reading: what goes to a worker, what is rendered here |
-//! | [`round`] | the slot round: [`Slot`](round::Slot), the calling thread's [`Flight`](round::Flight), a worker's [`work`](round::work) |
-//! | [`writing`] | the renderings put back in order and written by whichever thread's turn it is: [`Writing`](writing::Writing), [`submit`](writing::submit) |
+//! | `round` | the slot round: `Slot`, the calling thread's `Flight`, a worker's `work` |
+//! | `writing` | the renderings put back in order and written by whichever thread's turn it is: `Writing`, `submit` |
 
 mod round;
 mod writing;
