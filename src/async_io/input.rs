@@ -264,11 +264,11 @@ mod tests {
 
     use super::*;
     use crate::async_io::on_runtime;
+    use crate::io::testing::{self, within};
 
     #[test]
     fn reads_files_in_order_skipping_the_unreadable() {
-        let dir =
-            std::env::temp_dir().join(format!("pipelines-async-input-{}", std::process::id()));
+        let dir = testing::path("async-input");
         std::fs::create_dir_all(&dir).unwrap();
         let (first, second) = (dir.join("first"), dir.join("second"));
         std::fs::write(&first, b"one\ntw").unwrap();
@@ -295,13 +295,19 @@ mod tests {
         let path = PathBuf::from(format!("/dev/fd/{}", reader.as_raw_fd()));
         let (output_reader, output_writer) = std::io::pipe().unwrap();
         let mut input = AsyncFileInput::new(Sources::new(&[path]), Some(output_writer.into()));
-        let closing = std::thread::spawn(move || {
-            std::thread::sleep(std::time::Duration::from_millis(50));
-            drop(output_reader);
+        let error = within("the waiting read", move || {
+            on_runtime(async move {
+                let mut buf = Vec::with_capacity(8);
+                let mut read = pin!(input.read_buf(&mut buf));
+                // Pending: the read waits, on the reactor. Only then does the reader go.
+                let first = poll_fn(|cx| Poll::Ready(read.as_mut().poll(cx))).await;
+                assert!(first.is_pending(), "nothing to read yet");
+                drop(output_reader);
+                read.await
+            })
         });
-        let error = on_runtime(input.read_buf(&mut Vec::with_capacity(8))).unwrap_err();
-        assert!(error.is_broken_pipe(), "{error}");
-        closing.join().unwrap();
+        assert!(error.unwrap_err().is_broken_pipe());
+        drop(reader);
     }
 
     #[test]

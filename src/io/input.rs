@@ -205,8 +205,10 @@ mod tests {
     use std::io::Write;
     use std::os::fd::AsRawFd;
     use std::path::PathBuf;
+    use std::sync::mpsc;
 
     use super::*;
+    use crate::io::testing::{self, within};
 
     /// A pipe's read end named as a FILE, as a shell's process substitution names it.
     fn pipe_as_file() -> (PathBuf, std::io::PipeReader, std::io::PipeWriter) {
@@ -221,7 +223,7 @@ mod tests {
     #[test]
     fn says_whether_input_is_waiting_and_reads_across_sources() {
         let (path, _reader, mut writer) = pipe_as_file();
-        let file = std::env::temp_dir().join(format!("pipelines-input-{}", std::process::id()));
+        let file = testing::path("input");
         std::fs::write(&file, b"from a file\n").unwrap();
         let mut input = FileInput::new(Sources::new(&[file.clone(), path]), None);
         assert!(input.has_waiting(), "a source is yet to be opened");
@@ -229,15 +231,18 @@ mod tests {
         assert_eq!(input.read(&mut buf).unwrap(), 12);
         assert!(input.has_waiting(), "the file's end, then the pipe");
         writer.write_all(b"piped").unwrap();
-        assert_eq!(
-            input.read(&mut buf).unwrap(),
-            5,
-            "the file ended, the pipe is read"
-        );
+        // Each read returns at once: input is there, or its end.
+        let (read, mut input) = within("a read of waiting input", move || {
+            (input.read(&mut buf).unwrap(), input)
+        });
+        assert_eq!(read, 5, "the file ended, the pipe is read");
         assert!(!input.has_waiting(), "the pipe is open and empty");
         drop(writer);
         assert!(input.has_waiting(), "the end is waiting");
-        assert_eq!(input.read(&mut buf).unwrap(), 0);
+        let end = within("a read of the end", move || {
+            input.read(&mut [0; 64]).unwrap()
+        });
+        assert_eq!(end, 0);
         std::fs::remove_file(&file).unwrap();
     }
 
@@ -245,14 +250,16 @@ mod tests {
     fn a_waiting_read_stops_when_the_outputs_reader_goes() {
         let (path, _reader, _writer) = pipe_as_file();
         let (output_reader, output_writer) = std::io::pipe().unwrap();
-        let mut input = FileInput::new(Sources::new(&[path]), Some(output_writer.into()));
-        let closing = std::thread::spawn(move || {
-            std::thread::sleep(std::time::Duration::from_millis(50));
-            drop(output_reader);
+        let (reader_id, id) = mpsc::channel();
+        let reading = std::thread::spawn(move || {
+            reader_id.send(testing::thread_id()).unwrap();
+            let mut input = FileInput::new(Sources::new(&[path]), Some(output_writer.into()));
+            input.read(&mut [0; 8])
         });
-        let error = input.read(&mut [0; 8]).unwrap_err();
+        testing::until_polling(id.recv().unwrap());
+        drop(output_reader);
+        let error = within("the waiting read", move || reading.join().unwrap()).unwrap_err();
         assert!(error.is_broken_pipe(), "{error}");
-        closing.join().unwrap();
     }
 
     #[test]
@@ -264,6 +271,9 @@ mod tests {
             .unwrap();
         let mut input = FileInput::new(Sources::new(&[path]), Some(null.into()));
         writer.write_all(b"x").unwrap();
-        assert_eq!(input.read(&mut [0; 8]).unwrap(), 1);
+        let read = within("a read of waiting input", move || {
+            input.read(&mut [0; 8]).unwrap()
+        });
+        assert_eq!(read, 1);
     }
 }

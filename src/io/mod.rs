@@ -133,12 +133,19 @@ impl<B: AsRef<[u8]>> RangedInput for Memory<B> {
     }
 }
 
-/// Files for this crate's unit tests, each test's its own however many run at once.
+/// For this crate's unit tests: files each test's own however many run at once, and a deadline
+/// on what may wait, so that a regression fails a test instead of hanging the run.
 #[cfg(test)]
-pub(crate) mod scratch {
+pub(crate) mod testing {
     use std::fs::{self, File, OpenOptions};
     use std::path::PathBuf;
     use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::mpsc;
+    use std::time::{Duration, Instant};
+
+    /// How long a test waits for what should come at once before it fails: long beside any
+    /// wait a test expects, even on a loaded machine.
+    pub const DEADLINE: Duration = Duration::from_secs(60);
 
     /// A path no other test of any run uses: the process's id and a count in it.
     pub fn path(what: &str) -> PathBuf {
@@ -158,5 +165,41 @@ pub(crate) mod scratch {
             .unwrap();
         fs::remove_file(&path).unwrap();
         file
+    }
+
+    /// What `body` returns, run on a thread of its own; fails, naming `what`, if it takes past
+    /// [`DEADLINE`]. A panic in `body` fails the test as its own.
+    pub fn within<T: Send + 'static>(what: &str, body: impl FnOnce() -> T + Send + 'static) -> T {
+        let (done, result) = mpsc::channel();
+        let running = std::thread::spawn(move || done.send(body()));
+        match result.recv_timeout(DEADLINE) {
+            Ok(result) => result,
+            Err(mpsc::RecvTimeoutError::Timeout) => panic!("{what}: no end within {DEADLINE:?}"),
+            Err(mpsc::RecvTimeoutError::Disconnected) => match running.join() {
+                Err(panic) => std::panic::resume_unwind(panic),
+                Ok(_) => unreachable!("the result was sent"),
+            },
+        }
+    }
+
+    /// The calling thread's id in the kernel, for [`until_polling`].
+    pub fn thread_id() -> u32 {
+        let link = fs::read_link("/proc/thread-self").unwrap();
+        let id = link.file_name().unwrap().to_str().unwrap();
+        id.parse().unwrap()
+    }
+
+    /// Returns once thread `id` of this process sleeps in `poll`: the event a test that must act
+    /// while a read waits waits for, rather than sleeping a while and hoping the read got there.
+    pub fn until_polling(id: u32) {
+        let asleep_in = format!("/proc/self/task/{id}/wchan");
+        let start = Instant::now();
+        while !fs::read_to_string(&asleep_in).is_ok_and(|wchan| wchan.contains("poll")) {
+            assert!(
+                start.elapsed() < DEADLINE,
+                "thread {id} never waited in poll"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
     }
 }

@@ -79,7 +79,10 @@ pub enum Next {
     ReaderGone,
 }
 
-/// How an open source is read: the one decision each kind of source adds to, made when it opens.
+/// How an open source is read: the one decision each kind of source adds to, made when it opens
+/// ([`Sources::opened`], from what [`Opened`] says). A new kind (a compressed source, read through
+/// its decoder) is a variant here and a fact in [`Opened`]: drivers read anything but
+/// [`How::File`] as a stream, and only a `File` is ever cut into ranges.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum How {
     /// As it comes: a pipe, a terminal, a device. A read may wait.
