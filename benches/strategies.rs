@@ -6,12 +6,12 @@
 //! `cargo bench --bench strategies` (criterion's flags after `--`, e.g. `-- --quick` or
 //! `-- pipeline`).
 
-use std::io::Cursor;
 use std::thread;
 use std::time::Duration;
 
 use bytes::Bytes;
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
+use pipelines::io::Memory;
 use pipelines::strategy::{baseline, batched, pipeline, std_baseline, streamer};
 use tokio::runtime::{Builder, Runtime};
 
@@ -46,8 +46,8 @@ fn log_data() -> Vec<u8> {
 }
 
 /// The data as a reader that each run starts from the beginning, without copying it first.
-fn input(data: &Bytes) -> Cursor<Bytes> {
-    Cursor::new(data.clone())
+fn input(data: &Bytes) -> Memory<Bytes> {
+    Memory::new(data.clone())
 }
 
 fn runtime(mut builder: Builder) -> Runtime {

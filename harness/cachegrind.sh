@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What does a line cost? Every variant of harness/variants, and cat and the perl one-liner as
-# references, run under `valgrind --tool=cachegrind` with the cache simulation on, over the same
-# generated log lines: instructions, D1 misses and last-level misses a line. Counted, not timed,
+# references, run under `valgrind --tool=cachegrind` with the cache and branch simulations on, over
+# the same generated log lines: instructions, mispredicted branches, D1 misses and last-level
+# misses a line. Counted, not timed,
 # so they do not move with the machine's load; the caches simulated are fixed (lib.sh's CG_CACHES,
 # not read from the host), so the figures are the same on any x86-64 machine for the same binaries.
 # Cachegrind runs a program's threads one at a time on one simulated cache: it cannot see what
@@ -62,9 +63,11 @@ stop_ticker
 table=$RUN_DIR/cachegrind.md
 {
     heading "Per-line cost under cachegrind"
-    echo "\`valgrind --tool=cachegrind --cache-sim=yes $CG_CACHES\`,"
+    echo "\`valgrind --tool=cachegrind --cache-sim=yes --branch-sim=yes $CG_CACHES\`,"
     echo "each command reading $CG_LINES generated log lines ($(stat -c %s "$data") bytes) from a file"
-    echo "into /dev/null, less the same command's counts on empty input. D1 misses are level-1 data misses (reads and writes); LL misses are misses"
+    echo "into /dev/null, less the same command's counts on empty input. Mispredicts are conditional and"
+    echo "indirect branches that cachegrind's simulated predictor (not the CPU's) got wrong, a pointer to"
+    echo "a line's cost that does not show in its instructions. D1 misses are level-1 data misses (reads and writes); LL misses are misses"
     echo "of the last level (instructions and data), the ones that go to memory. Threads run one at a"
     echo "time under cachegrind: no misses between cores are counted."
     echo

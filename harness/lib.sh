@@ -334,14 +334,15 @@ note_data() {
 # The caches cachegrind simulates, fixed here rather than read from the host, so that counts are the
 # same on any x86-64 machine for the same binaries: 32 KiB I1, 48 KiB D1, 32 MiB LL, 64-byte lines.
 CG_CACHES=${CG_CACHES:---I1=32768,8,64 --D1=49152,12,64 --LL=33554432,16,64}
-# What cachegrind counts with the cache simulation on, in the order of its output file.
-CG_EVENTS="Ir I1mr ILmr Dr D1mr DLmr Dw D1mw DLmw"
+# What cachegrind counts with the cache and branch simulations on, in the order of its output
+# file (Bcm, Bim: mispredicted conditional and indirect branches).
+CG_EVENTS="Ir I1mr ILmr Dr D1mr DLmr Dw D1mw DLmw Bc Bcm Bi Bim"
 
 # cachegrind_header: the header of a run's totals TSV, whose rows cachegrind_row prints.
 cachegrind_header() { printf 'command\tinput\t%s\n' "${CG_EVENTS// /$'\t'}"; }
 
 # cachegrind_row LABEL INPUT-NAME CMD INPUT STEM: the shell command CMD < INPUT under cachegrind,
-# the cache simulation on; prints its totals, a TSV row "LABEL INPUT-NAME count...", the counts in
+# the cache and branch simulations on; prints its totals, a TSV row "LABEL INPUT-NAME count...", the counts in
 # CG_EVENTS's order. The totals are what a run keeps: cachegrind's full output file (per function
 # and line, for cg_annotate) is scratch, STEM.out, beside CMD's output (STEM.output) and valgrind's
 # messages (STEM.valgrind); STEM is a path under WORK.
@@ -349,7 +350,7 @@ cachegrind_row() {
     local label=$1 input_name=$2 cmd=$3 input=$4 stem=$5 totals
     mkdir -p "$(dirname "$stem")"
     # shellcheck disable=SC2086 # CG_CACHES is a list of options by design
-    bash -c "valgrind --tool=cachegrind --cache-sim=yes $CG_CACHES --cachegrind-out-file=$(q "$stem.out") \
+    bash -c "valgrind --tool=cachegrind --cache-sim=yes --branch-sim=yes $CG_CACHES --cachegrind-out-file=$(q "$stem.out") \
         $cmd < $(q "$input") > $(q "$stem.output") 2> $(q "$stem.valgrind")" ||
         die "cachegrind failed on $label: $(tail -n 5 "$stem.valgrind")"
     totals=$(awk -v want="$CG_EVENTS" '

@@ -2,8 +2,9 @@
 # Along line length: where does per-line overhead stop dominating? Text of each mean line length
 # in LENGTHS (tools' gen-text: words, blank, short and long lines, indentation, runs of spaces)
 # goes through every variant of harness/variants, beside cat and the perl one-liner, two ways:
-#   counted, under `valgrind --tool=cachegrind` with the cache simulation on (lib.sh's
-#     cachegrind_row, as harness/cachegrind.sh counts): instructions and D1 misses a line,
+#   counted, under `valgrind --tool=cachegrind` with the cache and branch simulations on (lib.sh's
+#     cachegrind_row, as harness/cachegrind.sh counts): instructions, mispredicted branches and
+#     D1 misses a line,
 #     instructions a byte, each command's counts on empty input taken off (starting and stopping
 #     are paid once, not a line);
 #   timed, in interleaved rounds (one hyperfine call a round runs every command once, as

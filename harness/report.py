@@ -2,8 +2,8 @@
 """Tables and plot data made from the harness's raw data (hyperfine's JSON, batched's --stats,
 cachegrind's totals). Python's standard library only. Markdown goes to stdout.
 
-    report.py table --bytes B [--reference NAME] RUN.json
-    report.py pv [--reference NAME | --original] PV.tsv  (pv's rates, median of the rounds)
+    report.py table --bytes B [--reference NAME] [--plot DAT] RUN.json
+    report.py pv [--reference NAME | --original] [--plot DAT] PV.tsv  (pv's rates, median of the rounds)
     report.py targets [--peak KIB MIB] --rounds TEXT ROUND.json... [--rounds TEXT ROUND.json...]
     report.py latency --rates RATES PROBE.tsv PLOT-DAT
     report.py ping-pong PROBE.tsv  (latency-probe --ping-pong's runs, against std-baseline)
@@ -74,6 +74,19 @@ def table(args):
                    f"{args.bytes / wall / MIB:.0f}", ratio, f"{r['user']:.3f}", f"{r['system']:.3f}",
                    f"{cpu_seconds(r) / (args.bytes / GIB):.2f}"]))
     too_short([t for r in runs for t in r["times"]])
+    if args.plot:
+        # The slowest run is the lowest rate; a run timed at 0 s is floored as median_wall floors it.
+        rate = lambda seconds: args.bytes / max(seconds, 1e-6) / MIB  # noqa: E731
+        write_bars(args.plot, [(r["command"], rate(median_wall(r)), rate(max(r["times"])), rate(min(r["times"])),
+                                cpu_seconds(r) / (args.bytes / GIB)) for r in runs])
+
+
+def write_bars(path, bars):
+    """Plot data for harness/plots/bars.gnuplot: a bar a line, tab-separated: label, median MiB/s,
+    the runs' lowest and highest MiB/s, and CPU s/GiB where known ("-" where not)."""
+    with open(path, "w") as data:
+        for label, rate, low, high, *cpu in bars:
+            data.write(f"{label}\t{rate:.1f}\t{low:.1f}\t{high:.1f}\t" + (f"{cpu[0]:.3f}" if cpu else "-") + "\n")
 
 
 PV_UNITS = {"": 1, "Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40}
@@ -106,6 +119,9 @@ def pv(args):
             rates.setdefault(command, []).append(pv_bytes(rate))
     medians = {command: statistics.median(runs) for command, runs in rates.items()}
     top = medians[args.reference]
+    if args.plot:
+        write_bars(args.plot, [(command, rate / MIB, min(rates[command]) / MIB, max(rates[command]) / MIB)
+                               for command, rate in medians.items()])
     if args.original:
         for command, rate in medians.items():
             print(f"{command}: {pv_form(rate)}  {rate / top:.2f} of {args.reference}")
@@ -333,18 +349,27 @@ def cachegrind_totals(path):
     return totals
 
 
+def mispredicts(counts):
+    """Mispredicted branches (conditional and indirect) in a row of totals, or None in a run made
+    before cachegrind_row turned the branch simulation on."""
+    return counts["Bcm"] + counts["Bim"] if "Bcm" in counts else None
+
+
 def cachegrind(args):
-    """Per line: instructions, D1 misses and LL misses (reads and writes). Each command ran twice,
+    """Per line: instructions, mispredicted branches (cachegrind's simulated predictor, whose
+    figures are its own, not a CPU's), D1 misses and LL misses (reads and writes). Each command ran twice,
     on empty input ("empty") and on the lines ("log"); the difference over the lines leaves out
     starting and stopping (a runtime's threads, its allocations), which no number of lines pays
     again."""
     totals = cachegrind_totals(args.totals)
-    print(header(["command", "instructions / line", "D1 misses / line", "LL misses / line",
-                  "of which data", "start and stop, instructions"], 1))
+    print(header(["command", "instructions / line", "mispredicts / line", "D1 misses / line",
+                  "LL misses / line", "of which data", "start and stop, instructions"], 1))
     for command in dict.fromkeys(command for command, _ in totals):
         empty, full = totals[command, "empty"], totals[command, "log"]
         per = lambda *names: sum(full[n] - empty[n] for n in names) / args.lines  # noqa: E731
-        print(row([f"`{command}`", f"{per('Ir'):.1f}", f"{per('D1mr', 'D1mw'):.3f}",
+        missed = mispredicts(full)
+        missed = "-" if missed is None else f"{(missed - mispredicts(empty)) / args.lines:.3f}"
+        print(row([f"`{command}`", f"{per('Ir'):.1f}", missed, f"{per('D1mr', 'D1mw'):.3f}",
                    f"{per('ILmr', 'DLmr', 'DLmw'):.4f}", f"{per('DLmr', 'DLmw'):.4f}", f"{empty['Ir']:,}"]))
 
 
@@ -426,6 +451,13 @@ def linelength(args):
           [(label, [f"{whole(label, i, 'Ir'):.1f}" for i in inputs]) for label in labels])
     table("Instructions a line, running",
           [(label, [f"{running(label, i, 'lines', 'Ir'):.1f}" for i in inputs]) for label in labels])
+    def missed(label, i):
+        """Mispredicted branches a line, whole process, or "-" in a run made without them."""
+        full, empty = (mispredicts(counts[key]) for key in ((label, i["length"], "full"), (label, "empty")))
+        return "-" if full is None else f"{(full - empty) / i['cg_lines']:.3f}"
+
+    table("Mispredicted branches a line, whole process (cachegrind's simulated predictor)",
+          [(label, [missed(label, i) for i in inputs]) for label in labels])
     table("D1 misses a line, running (reads and writes)",
           [(label, [f"{running(label, i, 'lines', 'D1mr', 'D1mw'):.3f}" for i in inputs]) for label in labels])
     per_byte = [(label, [running(label, i, "bytes", "Ir") for i in inputs]) for label in labels]
@@ -488,10 +520,12 @@ def main():
     p = commands.add_parser("table")
     p.add_argument("--bytes", type=int, required=True)
     p.add_argument("--reference", default="cat")
+    p.add_argument("--plot", help="also write the bars' data for harness/plots/bars.gnuplot")
     p.add_argument("json")
     p = commands.add_parser("pv")
     p.add_argument("--reference", default="yes abcdefg | pv")
     p.add_argument("--original", action="store_true", help="one line a command, as the original printed")
+    p.add_argument("--plot", help="also write the bars' data for harness/plots/bars.gnuplot")
     p.add_argument("tsv")
     p = commands.add_parser("targets")
     p.add_argument("--rounds", nargs="+", action="append", required=True, metavar=("TEXT", "ROUND.json"))

@@ -15,9 +15,12 @@
 # Then the compressed section of harness/compressed.sh (its header lists what it times).
 # Every output is checked identical first. Into the run's folder: pv.tsv (every pv run), hyperfine's
 # JSON (throughput-TEXT-{pipe,alone}.json), data.md (how each text was made) and the tables,
-# throughput.md, also printed.
+# throughput.md, also printed; under each table its picture (pv.svg, throughput-TEXT-FORM.svg:
+# harness/plots/bars.gnuplot, from the .dat beside it; skipped without gnuplot); and last, how long
+# the run took, the build apart, also printed at the end.
 #
-# Needs perl, pv and hyperfine: sudo apt-get install perl pv hyperfine
+# Needs perl, pv and hyperfine, and gnuplot for the pictures:
+#   sudo apt-get install perl pv hyperfine gnuplot-nox
 # Sizes follow SIZE (harness/lib.sh). A smoke run of seconds: SIZE=tiny SCRATCH=target/smoke ./throughput.sh
 
 # shellcheck source=harness/lib.sh
@@ -26,7 +29,10 @@ source "$(dirname "$0")/lib.sh"
 require perl "sudo apt-get install perl"
 require pv "sudo apt-get install pv"
 
+# How long the build took, for the run's account of its own time (SECONDS counts from the start).
+prebuilt=$BIN_DIR build_started=$SECONDS
 build
+build_seconds=$((SECONDS - build_started))
 table=$RUN_DIR/throughput.md
 heading "Throughput and CPU cost" > "$table"
 cat >> "$table" << 'EOF'
@@ -48,6 +54,20 @@ check() {
         [[ ${labels[$i]} == cat ]] || checks+=("${commands[$i]} < $(q "$1")")
     done
     same_output "$(basename "$1")" "${checks[@]}"
+}
+
+# draw_bars NAME TITLE CPU: RUN_DIR/NAME.dat (report.py's --plot) drawn into RUN_DIR/NAME.svg by
+# harness/plots/bars.gnuplot, CPU 1 adding the CPU panel; prints the markdown that shows it under
+# its table. Without gnuplot, a note instead: the tables are the result, and the .dat stays.
+draw_bars() {
+    if ! have gnuplot; then
+        say "gnuplot is not installed, so no $1.svg (sudo apt-get install gnuplot-nox)"
+        return
+    fi
+    # In gnuplot's single quotes, '' is a quote.
+    gnuplot -e "data='$RUN_DIR/$1.dat'; out='$RUN_DIR/$1.svg'; title='${2//\'/\'\'}'; cpu=$3" \
+        "$HARNESS/plots/bars.gnuplot" || die "gnuplot failed on $1.svg"
+    printf '\n![%s](%s.svg)\n' "$2" "$1"
 }
 
 # pv_rate CMD: runs the shell command CMD, in which `pv -a -f` is the pv, and prints pv's average
@@ -87,7 +107,8 @@ done
     echo
     echo "pv writes F into X's pipe: its rate counts the input bytes X takes. Medians of $REPEAT rounds."
     echo
-    "$REPORT" pv --reference "yes abcdefg | pv" "$pv_runs"
+    "$REPORT" pv --reference "yes abcdefg | pv" --plot "$RUN_DIR/pv.dat" "$pv_runs"
+    draw_bars pv "pv F | X > /dev/null, F the Karamazov line" 0
 } >> "$table"
 # First on the screen too, in the original's form.
 "$REPORT" pv --original "$pv_runs"
@@ -118,7 +139,12 @@ for text in kara logs man; do
                 alone) echo "## $what, alone: \`X < F > /dev/null\`" ;;
             esac
             echo
-            "$REPORT" table --bytes "$(stat -c %s "$file")" --reference cat "$json"
+            "$REPORT" table --bytes "$(stat -c %s "$file")" --reference cat \
+                --plot "$RUN_DIR/throughput-$text-$form.dat" "$json"
+            case $form in
+                pipe) draw_bars "throughput-$text-$form" "$what, in a pipe: cat F | X > /dev/null" 1 ;;
+                alone) draw_bars "throughput-$text-$form" "$what, alone: X < F > /dev/null" 1 ;;
+            esac
         } >> "$table"
     done
 done
@@ -132,5 +158,21 @@ compressed_section "$table"
     echo
     cat "$RUN_DIR/data.md"
 } >> "$table"
+
+# How long the run took, the build apart: the figure a claim of the main job's time quotes.
+minutes() { if (($1 < 60)); then printf '%d s' "$1"; else printf '%d min %d s' $(($1 / 60)) $(($1 % 60)); fi; }
+if [[ -n $prebuilt ]]; then
+    took="$(minutes "$SECONDS") in all, with no build (BIN_DIR=$prebuilt)"
+else
+    took="$(minutes "$SECONDS") in all, of which $(minutes "$build_seconds") building (cargo build --profile measure)"
+fi
+{
+    echo
+    echo "## How long it took"
+    echo
+    echo "$took, installs and data sets included, SIZE=$SIZE, from $(date -u -d "@$((EPOCHSECONDS - SECONDS))" '+%F %H:%M UTC');"
+    echo "load average at the end: $(cut -d ' ' -f 1-3 /proc/loadavg)."
+} >> "$table"
 cat "$table"
+say "took $took"
 say "wrote $table"

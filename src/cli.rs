@@ -1,9 +1,17 @@
-//! The arguments every binary shares, flattened into each binary's own `clap` parser, and the
-//! parsers for counts and sizes with their bounds.
+//! The arguments every binary shares, flattened into each binary's own `clap` parser, the
+//! parsers for counts and sizes with their bounds, and [`parse`], which every binary's `main`
+//! calls: its arguments, or its manual page or a shell's completions (`--generate`), made from the
+//! same `clap` definitions as `--help` so that none can drift from the others.
 
+use std::fmt::Write as _;
 use std::path::PathBuf;
+use std::process::{self, ExitCode};
 
 use clap::builder::{RangedU64ValueParser, StringValueParser, TypedValueParser};
+use clap::{Parser, ValueEnum};
+use clap_complete::Shell;
+use clap_mangen::Man;
+use clap_mangen::roff::{Roff, bold, roman};
 
 /// What every binary's `--help` says of the transform, after its options.
 pub const TRANSFORM_HELP: &str = "Each line comes out as [spaces: N] and the line's bytes, \
@@ -15,7 +23,7 @@ unchanged; a last line without a newline gets one.";
 /// checkout, the commit (`git describe --always --dirty`, from build.rs).
 pub const VERSION: &str = env!("PIPELINES_VERSION");
 
-/// Input files and `--stats`: the same for every binary.
+/// Input files, `--stats` and `--generate`: the same for every binary.
 #[derive(Debug, clap::Args)]
 pub struct CommonArgs {
     /// Files to read in order, as one stream, as `cat` does; `-` is stdin. None: stdin.
@@ -29,6 +37,107 @@ pub struct CommonArgs {
     /// At exit, print lines, bytes in and out, wall time and throughput on stderr.
     #[arg(long)]
     pub stats: bool,
+
+    /// Print this binary's manual page (man) or a shell's completion script on stdout, and exit
+    /// without reading input.
+    #[arg(long, value_name = "WHAT", value_enum)]
+    pub generate: Option<Generate>,
+}
+
+/// What `--generate` prints: a manual page, or a shell's completion script.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Generate {
+    /// The manual page, roff for man(1): `man -l <(BIN --generate man)`.
+    Man,
+    /// bash's completions, for bash-completion's folder.
+    CompleteBash,
+    /// zsh's completions, a file named _BIN in a folder of $fpath.
+    CompleteZsh,
+    /// fish's completions, for ~/.config/fish/completions/BIN.fish.
+    CompleteFish,
+    /// elvish's completions.
+    CompleteElvish,
+    /// PowerShell's completions.
+    CompletePowershell,
+}
+
+/// The manual page's EXIT STATUS section: docs/CONTRACT.md §5, which `--help` has no room for.
+const EXIT_STATUSES: [(&str, &str); 3] = [
+    (
+        "0",
+        "All input read and written; also when the reader of stdout went away before the end \
+         (yes | BIN | head -n 1): the lines nobody reads are not an error.",
+    ),
+    (
+        "1",
+        "A failure, told in one line on stderr, NAME: what failed: reason. An input FILE that \
+         cannot be opened or read is reported and skipped, the others are still read.",
+    ),
+    (
+        "2",
+        "A usage error: an unknown option or a bad value, told on stderr; no input is read.",
+    ),
+];
+
+/// The binary's arguments from its command line, as `A::parse()` gives them; with `--generate`,
+/// what it asks for printed on stdout instead, and the process ended (exit 0, or 1 with one line
+/// on stderr when stdout fails, as for any output: docs/CONTRACT.md §4.5).
+pub fn parse<A: Parser>() -> A {
+    let matches = A::command().get_matches();
+    if let Ok(Some(&what)) = matches.try_get_one::<Generate>("generate") {
+        let mut command = A::command();
+        // The name lives until the process ends, as error's record of it must.
+        let name: &'static str = command.get_name().to_owned().leak();
+        let text = generated(what, &mut command);
+        let status = crate::process::print(name, &text);
+        process::exit(i32::from(status != ExitCode::SUCCESS));
+    }
+    A::from_arg_matches(&matches).unwrap_or_else(|error| error.exit())
+}
+
+/// `what` for `command`, whole, in memory: clap_complete panics on a failed write, so nothing is
+/// written until all of it is made.
+fn generated(what: Generate, command: &mut clap::Command) -> Vec<u8> {
+    let shell = match what {
+        Generate::Man => return manual_page(command.clone()),
+        Generate::CompleteBash => Shell::Bash,
+        Generate::CompleteZsh => Shell::Zsh,
+        Generate::CompleteFish => Shell::Fish,
+        Generate::CompleteElvish => Shell::Elvish,
+        Generate::CompletePowershell => Shell::PowerShell,
+    };
+    let mut text = Vec::new();
+    let name = command.get_name().to_owned();
+    clap_complete::generate(shell, command, name, &mut text);
+    text
+}
+
+/// The manual page: clap_mangen's sections from the `--help` text (the transform, said after the
+/// options in `--help`, is the page's DESCRIPTION), then EXIT STATUS; in ASCII, every other
+/// character as groff's `\[uXXXX]`, since groff reads UTF-8 only through a preprocessor.
+fn manual_page(command: clap::Command) -> Vec<u8> {
+    let command = command.long_about(TRANSFORM_HELP).after_help(None::<&str>);
+    let mut page = Vec::new();
+    // Into memory: a Vec takes every write.
+    let _ = Man::new(command).manual("pipelines").render(&mut page);
+    let mut exit_status = Roff::new();
+    exit_status.control("SH", ["EXIT STATUS"]);
+    for (status, meaning) in EXIT_STATUSES {
+        exit_status
+            .control("TP", [])
+            .text([bold(status)])
+            .text([roman(meaning)]);
+    }
+    page.extend_from_slice(exit_status.to_roff().as_bytes());
+    let mut ascii = String::with_capacity(page.len());
+    for c in String::from_utf8_lossy(&page).chars() {
+        if c.is_ascii() {
+            ascii.push(c);
+        } else {
+            let _ = write!(ascii, "\\[u{:04X}]", u32::from(c));
+        }
+    }
+    ascii.into_bytes()
 }
 
 /// The largest buffer or chunk size any binary accepts, so that a typo is a usage error rather

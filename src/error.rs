@@ -1,45 +1,57 @@
-//! Errors, their one line on stderr, and the exit status.
-//!
-//! Every binary ends through [`exit_status`], the one place that decides what a failure prints
-//! and which status the process ends with:
-//!
-//! - success: exit 0;
-//! - stdout closed by the reader (`| head`): stop, print nothing, exit 0, as Unix filters do;
-//! - any other failure: `NAME: what failed: os error text` on stderr, exit 1;
-//! - an input that could not be opened or read was [`report`]ed where it happened and the rest of
-//!   the input still processed: exit 1 at the end;
-//! - a panic anywhere (a thread tokio could not start, say) is caught and told in one line like
-//!   any other failure: never a panic message or a backtrace, whatever `RUST_BACKTRACE` says.
-//!
-//! Usage errors never reach here: clap prints them and exits 2.
+//! Errors: what failed and the operating system's text, and [`Failures`], where a driver puts
+//! those that do not stop the run. The library reports nothing and decides no exit status: it
+//! returns or hands on what failed, and [`process`](crate::process), the edge every binary runs
+//! through, tells it on stderr and decides the status.
 
 use std::any::Any;
 use std::fmt;
-use std::io::{self, Write};
-use std::panic::{self, AssertUnwindSafe};
-use std::process::ExitCode;
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::io;
 
 /// A failure and what the program was doing when it happened.
 #[derive(Debug)]
 pub struct Error {
-    what: String,
+    what: What,
     source: io::Error,
+}
+
+/// What was being done.
+#[derive(Debug)]
+enum What {
+    /// Said in words, e.g. "reading stdin".
+    Doing(String),
+    /// Writing the output, which only the edge that opened it can name
+    /// ([`Error::naming_output`]).
+    WritingOutput,
 }
 
 impl Error {
     /// `source`, the failure of `what` (e.g. "reading stdin").
     pub fn new(what: impl Into<String>, source: io::Error) -> Self {
         Error {
-            what: what.into(),
+            what: What::Doing(what.into()),
             source,
         }
     }
 
-    /// The reader of stdout went away, found before any write failed.
-    pub fn stdout_closed() -> Self {
-        Error::new("writing stdout", io::ErrorKind::BrokenPipe.into())
+    /// `source`, the failure of a write to the output: named by whoever opened it.
+    pub fn writing(source: io::Error) -> Self {
+        Error {
+            what: What::WritingOutput,
+            source,
+        }
+    }
+
+    /// The reader of the output went away, found before any write failed.
+    pub fn reader_gone() -> Self {
+        Error::writing(io::ErrorKind::BrokenPipe.into())
+    }
+
+    /// The error with its output, if it failed writing it, named `name` (e.g. "stdout").
+    pub fn naming_output(self, name: &str) -> Self {
+        match self.what {
+            What::WritingOutput => Error::new(format!("writing {name}"), self.source),
+            What::Doing(_) => self,
+        }
     }
 
     /// A buffer could not grow to hold one line: the line is longer than the memory available.
@@ -59,7 +71,10 @@ impl Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.what, self.source)
+        match &self.what {
+            What::Doing(what) => write!(f, "{what}: {}", self.source),
+            What::WritingOutput => write!(f, "writing the output: {}", self.source),
+        }
     }
 }
 
@@ -81,47 +96,49 @@ impl<T> Context<T> for io::Result<T> {
     }
 }
 
-static PROGRAM: OnceLock<&'static str> = OnceLock::new();
-static FAILED: AtomicBool = AtomicBool::new(false);
-
-/// The running binary's name, as given to [`exit_status`].
-pub fn program() -> &'static str {
-    PROGRAM.get().copied().unwrap_or("pipelines")
+/// Where a driver puts the failures that do not stop the run (a source that cannot be opened or
+/// read is skipped, and the rest read on): kept, to be looked at, or handed at once to whoever runs
+/// the strategy, which tells them (in the binaries, [`process`](crate::process)).
+pub enum Failures {
+    /// Kept here, in order.
+    Kept(Vec<Error>),
+    /// Handed on as each happens.
+    HandedOn(Box<dyn FnMut(Error) + Send>),
 }
 
-/// Prints `error` as one line on stderr and makes the exit status 1, without stopping.
-pub fn report(error: &Error) {
-    FAILED.store(true, Ordering::Relaxed);
-    // Nothing is left to tell if stderr itself is gone, and a panic would be worse.
-    let _ = writeln!(io::stderr().lock(), "{}: {error}", program());
-}
-
-/// Runs `body` as the binary `program` under the exit policy above and returns the status to
-/// exit with.
-pub fn exit_status(program: &'static str, body: impl FnOnce() -> Result<(), Error>) -> ExitCode {
-    let _ = PROGRAM.set(program);
-    // The default hook prints the message over several lines, and a backtrace on request. The
-    // panic is told below instead, once, as an error; a worker thread's panic reaches the main
-    // thread as an error of its own (see `parallel::OnPanic`).
-    panic::set_hook(Box::new(|_| {}));
-    match panic::catch_unwind(AssertUnwindSafe(body)) {
-        Ok(Ok(())) => {}
-        Ok(Err(error)) if error.is_broken_pipe() => {}
-        Ok(Err(error)) => report(&error),
-        Err(panic) => report(&Error::new(
-            "internal error",
-            io::Error::other(panic_message(&*panic)),
-        )),
+impl Failures {
+    /// Each failure handed to `tell` as it happens.
+    pub fn handed_to(tell: impl FnMut(Error) + Send + 'static) -> Self {
+        Failures::HandedOn(Box::new(tell))
     }
-    if FAILED.load(Ordering::Relaxed) {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
+
+    /// One more.
+    pub fn add(&mut self, error: Error) {
+        match self {
+            Failures::Kept(kept) => kept.push(error),
+            Failures::HandedOn(tell) => tell(error),
+        }
+    }
+}
+
+/// Kept.
+impl Default for Failures {
+    fn default() -> Self {
+        Failures::Kept(Vec::new())
+    }
+}
+
+impl fmt::Debug for Failures {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Failures::Kept(kept) => f.debug_tuple("Kept").field(kept).finish(),
+            Failures::HandedOn(_) => f.write_str("HandedOn"),
+        }
     }
 }
 
 /// A panic's message, on one line.
-pub(crate) fn panic_message(panic: &(dyn Any + Send)) -> String {
+pub fn panic_message(panic: &(dyn Any + Send)) -> String {
     let text = match (panic.downcast_ref::<&str>(), panic.downcast_ref::<String>()) {
         (Some(text), _) => text,
         (_, Some(text)) => text.as_str(),
@@ -139,7 +156,38 @@ mod tests {
         let error = Error::new("reading x", io::Error::from_raw_os_error(21));
         assert_eq!(error.to_string(), "reading x: Is a directory (os error 21)");
         assert!(!error.is_broken_pipe());
-        assert!(Error::stdout_closed().is_broken_pipe());
+        assert!(Error::reader_gone().is_broken_pipe());
+    }
+
+    #[test]
+    fn only_the_edge_names_the_output() {
+        let error = Error::writing(io::Error::from_raw_os_error(28));
+        assert_eq!(
+            error.to_string(),
+            "writing the output: No space left on device (os error 28)"
+        );
+        let named = error.naming_output("stdout").to_string();
+        assert_eq!(
+            named,
+            "writing stdout: No space left on device (os error 28)"
+        );
+        let reading = Error::new("reading x", io::Error::from_raw_os_error(21));
+        assert_eq!(
+            reading.naming_output("stdout").to_string(),
+            "reading x: Is a directory (os error 21)"
+        );
+    }
+
+    #[test]
+    fn failures_are_kept_or_handed_on() {
+        let mut kept = Failures::default();
+        kept.add(Error::new("opening a", io::ErrorKind::NotFound.into()));
+        assert!(matches!(&kept, Failures::Kept(errors) if errors.len() == 1));
+        let (tell, told) = std::sync::mpsc::channel();
+        let mut handed = Failures::handed_to(move |error| tell.send(error.to_string()).unwrap());
+        handed.add(Error::new("opening b", io::Error::from_raw_os_error(2)));
+        let told = told.try_recv().unwrap();
+        assert_eq!(told, "opening b: No such file or directory (os error 2)");
     }
 
     #[test]

@@ -21,8 +21,8 @@
 //! | [`io`] | sources with `cat`'s rules, gathering and when to write, descriptors, sync I/O |
 //! | [`async_io`] | the same for tokio, split by role: runtime, file, input, output |
 //! | [`parallel`] | OS-thread machinery: recycled buffers, input order restored, thread faults as errors |
-//! | [`process`] | what every binary does around its strategy: stdio, `--stats`, exit status |
-//! | [`error`] | errors, their one line on stderr, exit codes, broken pipe, panics as errors |
+//! | [`process`] | what every binary does around its strategy: stdio, `--stats`; the edge that tells failures and decides the exit status |
+//! | [`error`] | errors: what failed and the OS text, the output named only by the edge; failures that do not stop a run, handed on |
 //! | [`quote`] | file names quoted so every message stays one line |
 //! | [`cli`] | the arguments every binary shares, sizes with suffixes, bounds on knobs |
 //! | [`stats`] | `--stats`: counters and per-stage busy/waiting clocks |

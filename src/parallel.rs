@@ -5,7 +5,7 @@
 use std::io;
 use std::thread::{self, Scope, ScopedJoinHandle};
 
-use crate::error::Error;
+use crate::error::{Error, panic_message};
 
 /// At most `limit` reusable items, made on demand and kept by the one thread that hands them out
 /// and takes them back: memory stays bounded whatever the input's size, and running out of items
@@ -120,12 +120,17 @@ pub fn spawn<'scope, T: Send + 'scope>(
         .map_err(|error| Error::new(format!("starting the {name} thread"), error))
 }
 
-/// Waits for a thread to finish and returns its result; its panic becomes an error.
+/// Waits for a thread to finish and returns its result; its panic becomes an error that says
+/// which thread and what it panicked with.
 pub fn join<T>(thread: ScopedJoinHandle<'_, T>) -> Result<T, Error> {
     let name = thread.thread().name().unwrap_or("a thread").to_owned();
-    thread
-        .join()
-        .map_err(|_| Error::new(name, io::Error::other("the thread panicked")))
+    thread.join().map_err(|panic| {
+        let message = panic_message(&*panic);
+        Error::new(
+            format!("internal error in {name}"),
+            io::Error::other(message),
+        )
+    })
 }
 
 #[cfg(test)]
@@ -185,7 +190,7 @@ mod tests {
             .expect("a thread starts");
             assert_eq!(alarmed.recv(), Ok(()));
             let error = join(thread).expect_err("the thread panicked");
-            assert_eq!(error.to_string(), "doomed: the thread panicked");
+            assert_eq!(error.to_string(), "internal error in doomed: on purpose");
         });
     }
 

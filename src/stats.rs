@@ -5,10 +5,7 @@
 //! this project: does per-line hand-off cost more than the work itself?
 
 use std::fmt::Write as _;
-use std::io::{self, Write as _};
 use std::time::{Duration, Instant};
-
-use crate::error::program;
 
 /// Busy and waiting time of one stage (a thread or task), measured only when `--stats` asks.
 #[derive(Debug, Clone)]
@@ -90,15 +87,14 @@ impl Stats {
         }
     }
 
-    /// The summary, as printed on stderr.
-    pub fn summary(&self) -> String {
+    /// The summary, as the binary `program` prints it on stderr.
+    pub fn summary(&self, program: &str) -> String {
         let wall = self.started.elapsed();
         let seconds = wall.as_secs_f64();
         let mib = |bytes: u64| bytes as f64 / (1024.0 * 1024.0);
         let mut text = format!(
             "{program}: {lines} lines, {bytes_in} bytes in, {bytes_out} bytes out, {seconds:.3} s, \
              {rate:.1} MiB/s in\n",
-            program = program(),
             lines = self.lines,
             bytes_in = self.bytes_in,
             bytes_out = self.bytes_out,
@@ -113,7 +109,6 @@ impl Stats {
                 text,
                 "{program}: stage {name}: busy {busy:.3} s, waiting to receive {receive:.3} s, \
                  waiting to send {send:.3} s",
-                program = program(),
                 name = stage.name,
                 busy = stage.busy.as_secs_f64(),
                 receive = stage.waiting_to_receive.as_secs_f64(),
@@ -121,11 +116,6 @@ impl Stats {
             );
         }
         text
-    }
-
-    /// Prints the summary on stderr.
-    pub fn print(&self) {
-        let _ = io::stderr().lock().write_all(self.summary().as_bytes());
     }
 }
 
@@ -140,15 +130,18 @@ mod tests {
         stats.bytes_in = 10;
         stats.bytes_out = 43;
         stats.stages.push(StageClock::new("reader", true));
-        let summary = stats.summary();
+        let summary = stats.summary("name");
         let lines: Vec<_> = summary.lines().collect();
         assert_eq!(lines.len(), 2, "{summary}");
         assert!(
-            lines[0].contains(": 3 lines, 10 bytes in, 43 bytes out, "),
+            lines[0].starts_with("name: 3 lines, 10 bytes in, 43 bytes out, "),
             "{summary}"
         );
         assert!(lines[0].ends_with(" MiB/s in"), "{summary}");
-        assert!(lines[1].contains(": stage reader: busy "), "{summary}");
+        assert!(
+            lines[1].starts_with("name: stage reader: busy "),
+            "{summary}"
+        );
     }
 
     #[test]

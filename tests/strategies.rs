@@ -22,8 +22,8 @@ use pipelines::async_io::{AsyncFile, AsyncFileInput};
 use pipelines::error::Error;
 use pipelines::frame::shared::SharedLines;
 use pipelines::frame::{Chunk, LineBuffer};
-use pipelines::io::FileInput;
 use pipelines::io::sources::Sources;
+use pipelines::io::{FileInput, Input, Memory, fd};
 use pipelines::kernel::{render_chunk, render_line};
 use pipelines::stats::Stats;
 use pipelines::strategy;
@@ -75,7 +75,8 @@ thread_local! {
 fn std_baseline(input: &[u8], knob: usize) -> Vec<u8> {
     let mut out = Vec::new();
     let knobs = strategy::std_baseline::Knobs { buffer_size: knob };
-    strategy::std_baseline::run(&knobs, input, &mut out).expect("in memory, nothing fails");
+    strategy::std_baseline::run(&knobs, Memory::new(input), &mut out)
+        .expect("in memory, nothing fails");
     out
 }
 
@@ -89,14 +90,22 @@ fn on_current_thread(run: impl Future<Output = Result<Stats, Error>>) {
 fn baseline(input: &[u8], knob: usize) -> Vec<u8> {
     let mut out = Vec::new();
     let knobs = strategy::baseline::Knobs { buffer_size: knob };
-    on_current_thread(strategy::baseline::run(&knobs, input, &mut out));
+    on_current_thread(strategy::baseline::run(
+        &knobs,
+        Memory::new(input),
+        &mut out,
+    ));
     out
 }
 
 fn streamer(input: &[u8], knob: usize) -> Vec<u8> {
     let mut out = Vec::new();
     let knobs = strategy::streamer::Knobs { buffer_size: knob };
-    on_current_thread(strategy::streamer::run(&knobs, input, &mut out));
+    on_current_thread(strategy::streamer::run(
+        &knobs,
+        Memory::new(input),
+        &mut out,
+    ));
     out
 }
 
@@ -107,7 +116,7 @@ fn pipeline(input: &[u8], knob: usize) -> Vec<u8> {
         queue: 1 + knob % 2,
         clocks: knob.is_multiple_of(3),
     };
-    let run = strategy::pipeline::run(&knobs, std::io::Cursor::new(input.to_vec()), out.clone());
+    let run = strategy::pipeline::run(&knobs, Memory::new(input.to_vec()), out.clone());
     MULTI_THREAD
         .with(|runtime| runtime.block_on(run))
         .expect("in memory, nothing fails");
@@ -122,8 +131,7 @@ fn batched(input: &[u8], knob: usize) -> Vec<u8> {
         queue: 1 + knob % 2,
         clocks: knob.is_multiple_of(3),
     };
-    strategy::batched::run(&knobs, std::io::Cursor::new(input.to_vec()), &mut out)
-        .expect("in memory, nothing fails");
+    strategy::batched::run(&knobs, Memory::new(input), &mut out).expect("in memory, nothing fails");
     out
 }
 
@@ -349,9 +357,19 @@ fn a_socket_pair_and_a_file() {
     });
     let path = std::env::temp_dir().join(format!("pipelines-strategies-{}", std::process::id()));
     let file = File::create(&path).expect("a scratch file");
+    /// A socket read as it comes, its input waiting when a poll finds it.
+    struct Socket(UnixStream);
+    impl Input for Socket {
+        fn read(&mut self, buf: &mut [u8]) -> Result<usize, Error> {
+            Read::read(&mut self.0, buf).map_err(|error| Error::new("reading", error))
+        }
+        fn has_waiting(&mut self) -> bool {
+            fd::is_waiting(self.0.as_fd())
+        }
+    }
     let knobs = strategy::std_baseline::Knobs { buffer_size: 4096 };
-    let stats =
-        strategy::std_baseline::run(&knobs, theirs, file.try_clone().expect("dup")).expect("runs");
+    let output = file.try_clone().expect("dup");
+    let stats = strategy::std_baseline::run(&knobs, Socket(theirs), output).expect("runs");
     feeding.join().expect("no panic").expect("fed");
     assert_eq!(stats.bytes_in, input.len() as u64);
     assert!(std::fs::read(&path).expect("written") == reference(&input));

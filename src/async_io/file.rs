@@ -155,7 +155,7 @@ mod tests {
 
     #[test]
     fn regular_files_are_used_inline() {
-        let path = std::env::temp_dir().join(format!("pipelines-async-{}", std::process::id()));
+        let path = crate::io::testing::path("async-file");
         std::fs::write(&path, b"in a file\n").unwrap();
         on_runtime(async {
             let mut file = AsyncFile::new(File::open(&path).unwrap(), false);

@@ -11,15 +11,15 @@ use std::task::{Context, Poll, ready};
 use bytes::{BufMut, Bytes};
 use futures::Stream;
 use tokio::io::unix::AsyncFd;
-use tokio::io::{AsyncRead, AsyncReadExt, Interest};
+use tokio::io::{AsyncReadExt, Interest};
 
 use crate::async_io::AsyncFile;
-use crate::error::{Context as _, Error, report};
+use crate::error::{Error, Failures};
 use crate::frame::shared::SharedLines;
 use crate::io::decode::Decoding;
-use crate::io::fd;
 use crate::io::input::{decode_if_told, open};
 use crate::io::sources::{Next, Sources};
+use crate::io::{Memory, fd};
 
 /// Where a tokio strategy's bytes come from.
 pub trait AsyncInput: Send {
@@ -48,12 +48,18 @@ pub trait AsyncInput: Send {
     }
 }
 
-/// Any async reader is an input whose bytes are always waiting: memory, in tests and benches.
-impl<R: AsyncRead + Unpin + Send> AsyncInput for R {
-    async fn read_buf<B: BufMut + Send>(&mut self, buf: &mut B) -> Result<usize, Error> {
-        AsyncReadExt::read_buf(self, buf)
-            .await
-            .context("reading input")
+/// Memory, as for the sync strategies.
+impl<B: AsRef<[u8]> + Send> AsyncInput for Memory<B> {
+    async fn read_buf<BM: BufMut + Send>(&mut self, buf: &mut BM) -> Result<usize, Error> {
+        self.read_with(|unread| {
+            // As a read would: into the room there is, without growing the buffer.
+            let n = match buf.has_remaining_mut() {
+                true => unread.len().min(buf.chunk_mut().len()),
+                false => 0,
+            };
+            buf.put_slice(&unread[..n]);
+            Ok(n)
+        })
     }
 
     fn has_waiting(&mut self) -> bool {
@@ -70,6 +76,8 @@ pub struct AsyncFileInput {
     current: Option<AsyncFile>,
     /// Where output goes: refused as input, and watched while a read waits.
     output: Option<OwnedFd>,
+    /// Where a source that cannot be opened or read is told, before the next is read.
+    failures: Failures,
     /// The output on the reactor, for its reader going away.
     watch: Watch,
     /// The decoder of the open source, when `-z` decodes it: `current` is then its pipe.
@@ -98,9 +106,17 @@ impl AsyncFileInput {
             sources,
             current: None,
             output,
+            failures: Failures::default(),
             watch: Watch::Unregistered,
             decoding: None,
         }
+    }
+
+    /// The input, handing each failure that does not stop it to `failures` as it happens: they
+    /// are kept in the input otherwise.
+    pub fn handing_failures_to(mut self, failures: Failures) -> Self {
+        self.failures = failures;
+        self
     }
 
     /// Waits until the open source has input, or the output's reader has gone first: returns
@@ -158,7 +174,8 @@ fn poll_wait(file: &AsyncFd<File>, watch: &AsyncFd<OwnedFd>, cx: &mut Context<'_
 }
 
 impl AsyncInput for AsyncFileInput {
-    /// Moves on to the next source at each end; errors are reported and the source skipped.
+    /// Moves on to the next source at each end; a failure is handed to the input's [`Failures`]
+    /// and its source skipped.
     /// Fails only when the output is a pipe whose reader went away while this waited for input.
     async fn read_buf<B: BufMut + Send>(&mut self, buf: &mut B) -> Result<usize, Error> {
         loop {
@@ -171,7 +188,7 @@ impl AsyncInput for AsyncFileInput {
                     self.current = file.map(|file| AsyncFile::new(file, false));
                     self.decoding = decoding;
                 }
-                Next::Report(error) => report(&error),
+                Next::Report(error) => self.failures.add(error),
                 Next::Wait => {
                     let gone = self.wait().await;
                     self.sources.waited(gone);
@@ -194,7 +211,7 @@ impl AsyncInput for AsyncFileInput {
                     self.current = None;
                     return Ok(0);
                 }
-                Next::ReaderGone => return Err(Error::stdout_closed()),
+                Next::ReaderGone => return Err(Error::reader_gone()),
             }
         }
     }
@@ -259,11 +276,11 @@ mod tests {
 
     use super::*;
     use crate::async_io::on_runtime;
+    use crate::io::testing::{self, within};
 
     #[test]
     fn reads_files_in_order_skipping_the_unreadable() {
-        let dir =
-            std::env::temp_dir().join(format!("pipelines-async-input-{}", std::process::id()));
+        let dir = testing::path("async-input");
         std::fs::create_dir_all(&dir).unwrap();
         let (first, second) = (dir.join("first"), dir.join("second"));
         std::fs::write(&first, b"one\ntw").unwrap();
@@ -290,18 +307,24 @@ mod tests {
         let path = PathBuf::from(format!("/dev/fd/{}", reader.as_raw_fd()));
         let (output_reader, output_writer) = std::io::pipe().unwrap();
         let mut input = AsyncFileInput::new(Sources::new(&[path]), Some(output_writer.into()));
-        let closing = std::thread::spawn(move || {
-            std::thread::sleep(std::time::Duration::from_millis(50));
-            drop(output_reader);
+        let error = within("the waiting read", move || {
+            on_runtime(async move {
+                let mut buf = Vec::with_capacity(8);
+                let mut read = pin!(input.read_buf(&mut buf));
+                // Pending: the read waits, on the reactor. Only then does the reader go.
+                let first = poll_fn(|cx| Poll::Ready(read.as_mut().poll(cx))).await;
+                assert!(first.is_pending(), "nothing to read yet");
+                drop(output_reader);
+                read.await
+            })
         });
-        let error = on_runtime(input.read_buf(&mut Vec::with_capacity(8))).unwrap_err();
-        assert!(error.is_broken_pipe(), "{error}");
-        closing.join().unwrap();
+        assert!(error.unwrap_err().is_broken_pipe());
+        drop(reader);
     }
 
     #[test]
     fn memory_always_has_its_bytes_waiting() {
-        let mut input = &b"a\nb"[..];
+        let mut input = Memory::new(&b"a\nb"[..]);
         assert!(AsyncInput::has_waiting(&mut input));
         let lines: Vec<_> = on_runtime(input.lines(1).map(|line| line.unwrap()).collect());
         assert_eq!(lines, [&b"a"[..], b"b"]);

@@ -3,9 +3,9 @@
 //! [`Gather`](crate::io::gather::Gather) for output), so the rules and messages are the sync
 //! layer's own.
 //!
-//! An async strategy reads from any [`AsyncInput`] and writes to any `AsyncWrite`: bytes in memory
-//! in tests and benches, and in the binaries [`AsyncFileInput`] (stdin or FILEs) and an
-//! [`AsyncFile`] on stdout, on a runtime from [`runtime`].
+//! An async strategy reads from any [`AsyncInput`] and writes to any `AsyncWrite`:
+//! [`Memory`](crate::io::Memory) in tests and benches, and in the binaries [`AsyncFileInput`]
+//! (stdin or FILEs) and an [`AsyncFile`] on stdout, on a runtime from [`runtime`].
 //!
 //! | module | holds |
 //! | --- | --- |

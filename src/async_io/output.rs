@@ -18,17 +18,15 @@ use crate::io::gather::{Gather, Next};
 #[derive(Debug)]
 pub struct AsyncOutput<W> {
     sink: W,
-    /// What a failed write failed at: `writing ` and the sink's name.
-    writing: String,
     gather: Gather,
 }
 
 impl<W: AsyncWrite + Unpin> AsyncOutput<W> {
-    /// `sink`, named `name` in messages, written in pieces of about `write_size` bytes.
-    pub fn new(sink: W, name: &str, write_size: usize) -> Self {
+    /// `sink`, written in pieces of about `write_size` bytes. A failed write is the output's
+    /// ([`Error::writing`]): who opened it names it.
+    pub fn new(sink: W, write_size: usize) -> Self {
         AsyncOutput {
             sink,
-            writing: format!("writing {name}"),
             gather: Gather::new(write_size),
         }
     }
@@ -65,7 +63,7 @@ impl<W: AsyncWrite + Unpin> AsyncOutput<W> {
     /// Inlined: most calls find nothing due, and a call would cost more than that check.
     #[inline(always)]
     fn poll_carry_out(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        let failed = |error| Poll::Ready(Err(Error::new(&*self.writing, error)));
+        let failed = |error| Poll::Ready(Err(Error::writing(error)));
         while let Next::Write(bytes) = self.gather.next() {
             match ready!(Pin::new(&mut self.sink).poll_write(cx, bytes)) {
                 Ok(0) => return failed(io::ErrorKind::WriteZero.into()),
@@ -115,11 +113,12 @@ mod tests {
 
     use super::*;
     use crate::async_io::{AsyncFile, on_runtime};
+    use crate::io::Memory;
 
     #[test]
     fn gathers_until_full_then_writes() {
         on_runtime(async {
-            let mut output = AsyncOutput::new(Vec::new(), "memory", 4);
+            let mut output = AsyncOutput::new(Vec::new(), 4);
             output.pending().extend_from_slice(b"ab");
             output.flush_if_full().await.unwrap();
             assert!(output.sink.is_empty());
@@ -146,10 +145,13 @@ mod tests {
     #[test]
     fn writes_when_input_has_nothing_waiting() {
         on_runtime(async {
-            let mut output = AsyncOutput::new(Vec::new(), "memory", 100);
+            let mut output = AsyncOutput::new(Vec::new(), 100);
             output.pending().extend_from_slice(b"live");
             // Memory always has bytes waiting: nothing is due yet.
-            output.flush_if_due(&mut &b"more"[..]).await.unwrap();
+            output
+                .flush_if_due(&mut Memory::new(b"more"))
+                .await
+                .unwrap();
             assert!(output.sink.is_empty());
             output.flush_if_due(&mut Idle).await.unwrap();
             assert_eq!(output.sink, b"live");
@@ -157,23 +159,23 @@ mod tests {
     }
 
     #[test]
-    fn a_failed_write_names_the_sink() {
+    fn a_failed_write_is_the_outputs() {
         on_runtime(async {
             let full = std::fs::OpenOptions::new()
                 .write(true)
                 .open("/dev/full")
                 .unwrap();
-            let mut output = AsyncOutput::new(AsyncFile::new(full, true), "/dev/full", 1);
+            let mut output = AsyncOutput::new(AsyncFile::new(full, true), 1);
             output.pending().push(b'x');
             let error = output.flush().await.unwrap_err().to_string();
-            assert!(error.starts_with("writing /dev/full: "), "{error}");
+            assert!(error.starts_with("writing the output: "), "{error}");
         });
     }
 
     #[test]
     fn as_a_sink_it_gathers_and_flushes() {
         on_runtime(async {
-            let mut output = AsyncOutput::new(Vec::new(), "memory", 3);
+            let mut output = AsyncOutput::new(Vec::new(), 3);
             output.feed(&b"ab"[..]).await.unwrap();
             output.feed(&b"cd"[..]).await.unwrap();
             output.feed(&b"e"[..]).await.unwrap();

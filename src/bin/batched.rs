@@ -33,7 +33,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let args = pipelines::cli::parse::<Args>();
     let threads = args
         .threads
         .unwrap_or_else(|| thread::available_parallelism().map_or(1, usize::from));

@@ -33,7 +33,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let args = pipelines::cli::parse::<Args>();
     let knobs = Knobs {
         batch: args.batch,
         queue: args.queue,

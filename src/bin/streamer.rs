@@ -20,7 +20,7 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    let args = Args::parse();
+    let args = pipelines::cli::parse::<Args>();
     let knobs = Knobs {
         buffer_size: args.buffer.size,
     };

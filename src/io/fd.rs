@@ -174,6 +174,7 @@ mod tests {
     use rustix::pipe::pipe;
 
     use super::*;
+    use crate::io::testing::{self, within};
 
     fn nonblocking(fd: &OwnedFd) {
         let flags = fcntl_getfl(fd).unwrap();
@@ -185,74 +186,65 @@ mod tests {
         let (reader, writer) = pipe().unwrap();
         assert!(is_pipe(reader.as_fd()) && is_pipe(writer.as_fd()));
         assert!(!is_regular_file(reader.as_fd()));
-        let file = tempfile("kinds");
+        let file = testing::file(b"");
         assert!(is_regular_file(file.as_fd()) && !is_pipe(file.as_fd()));
     }
 
     #[test]
     fn waiting_input_and_a_gone_reader() {
-        let (reader, writer) = pipe().unwrap();
-        assert!(!is_waiting(reader.as_fd()));
-        assert!(!is_waiting_within(reader.as_fd(), Duration::from_millis(1)));
-        rustix::io::write(&writer, b"x").unwrap();
-        assert!(is_waiting(reader.as_fd()));
-        assert!(is_waiting_within(reader.as_fd(), Duration::from_secs(60)));
-        assert!(wait_readable_unless_reader_gone(
-            reader.as_fd(),
-            writer.as_fd()
-        ));
-        let (idle, _idle_writer) = pipe().unwrap();
-        drop(reader);
-        assert!(!wait_readable_unless_reader_gone(
-            idle.as_fd(),
-            writer.as_fd()
-        ));
+        within("the waits", || {
+            let (reader, writer) = pipe().unwrap();
+            assert!(!is_waiting(reader.as_fd()));
+            assert!(!is_waiting_within(reader.as_fd(), Duration::from_millis(1)));
+            rustix::io::write(&writer, b"x").unwrap();
+            assert!(is_waiting(reader.as_fd()));
+            assert!(is_waiting_within(reader.as_fd(), Duration::from_secs(60)));
+            assert!(wait_readable_unless_reader_gone(
+                reader.as_fd(),
+                writer.as_fd()
+            ));
+            let (idle, _idle_writer) = pipe().unwrap();
+            drop(reader);
+            assert!(!wait_readable_unless_reader_gone(
+                idle.as_fd(),
+                writer.as_fd()
+            ));
+        });
     }
 
     #[test]
     fn reads_and_writes_wait_out_an_inherited_nonblocking_pipe() {
-        let (reader, writer) = pipe().unwrap();
-        nonblocking(&reader);
-        nonblocking(&writer);
-        let (reader, writer) = (File::from(reader), File::from(writer));
-        // More than the pipe holds, so the writer meets a full pipe and must wait for the reader.
-        let sent: Vec<u8> = (0..4 << 20).map(|n: u32| n as u8).collect();
-        let expected = sent.clone();
-        let writing = std::thread::spawn(move || {
-            let mut unsent = &sent[..];
-            while !unsent.is_empty() {
-                unsent = &unsent[write(&writer, unsent)?..];
+        within("the reads and writes", || {
+            let (reader, writer) = pipe().unwrap();
+            nonblocking(&reader);
+            nonblocking(&writer);
+            let (reader, writer) = (File::from(reader), File::from(writer));
+            // More than the pipe holds, so the writer meets a full pipe and must wait for the reader.
+            let sent: Vec<u8> = (0..4 << 20).map(|n: u32| n as u8).collect();
+            let expected = sent.clone();
+            let writing = std::thread::spawn(move || {
+                let mut unsent = &sent[..];
+                while !unsent.is_empty() {
+                    unsent = &unsent[write(&writer, unsent)?..];
+                }
+                io::Result::Ok(())
+            });
+            let mut received = Vec::new();
+            let mut buf = vec![0; 65536];
+            loop {
+                match read(&reader, &mut buf).unwrap() {
+                    0 => break,
+                    n => received.extend_from_slice(&buf[..n]),
+                }
             }
-            io::Result::Ok(())
+            writing.join().unwrap().unwrap();
+            assert!(received == expected, "every byte arrives, in order");
         });
-        let mut received = Vec::new();
-        let mut buf = vec![0; 65536];
-        loop {
-            match read(&reader, &mut buf).unwrap() {
-                0 => break,
-                n => received.extend_from_slice(&buf[..n]),
-            }
-        }
-        writing.join().unwrap().unwrap();
-        assert!(received == expected, "every byte arrives, in order");
-    }
-
-    fn tempfile(name: &str) -> File {
-        let path = std::env::temp_dir().join(format!("pipelines-fd-{name}-{}", std::process::id()));
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&path)
-            .unwrap();
-        fs::remove_file(&path).unwrap();
-        file
     }
 
     #[test]
     fn an_input_is_the_output_by_cats_rule() {
-        let path = std::env::temp_dir().join(format!("pipelines-fd-same-{}", std::process::id()));
+        let path = testing::path("fd-same");
         fs::write(&path, b"some bytes\n").unwrap();
         let input = File::open(&path).unwrap();
         let appending = OpenOptions::new().append(true).open(&path).unwrap();
@@ -263,7 +255,7 @@ mod tests {
         // Positioned at the end, it writes only where the input has already ended.
         overwriting.seek(std::io::SeekFrom::End(0)).unwrap();
         assert!(!is_output(input.as_fd(), overwriting.as_fd()));
-        let mut other = tempfile("other");
+        let mut other = testing::file(b"");
         other.write_all(b"x").unwrap();
         assert!(!is_output(input.as_fd(), other.as_fd()));
         let (reader, writer) = pipe().unwrap();

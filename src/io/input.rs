@@ -8,7 +8,7 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::error::{Error, report};
+use crate::error::{Error, Failures};
 use crate::frame::Chunk;
 use crate::io::decode::{self, Decoding};
 use crate::io::fd;
@@ -70,6 +70,8 @@ pub struct FileInput {
     current: Option<Arc<File>>,
     /// Where output goes: refused as input, and watched while a read waits.
     output: Option<OwnedFd>,
+    /// Where a source that cannot be opened or read is told, before the next is read.
+    failures: Failures,
     /// The open source's reading in ranges, while it lasts.
     cuts: Option<Cuts>,
     /// Where line ends are looked for.
@@ -86,10 +88,18 @@ impl FileInput {
             sources,
             current: None,
             output,
+            failures: Failures::default(),
             cuts: None,
             scratch: Vec::new(),
             decoding: None,
         }
+    }
+
+    /// The input, handing each failure that does not stop it to `failures` as it happens: they
+    /// are kept in the input otherwise.
+    pub fn handing_failures_to(mut self, failures: Failures) -> Self {
+        self.failures = failures;
+        self
     }
 
     /// Carries out what [`Sources`] says until it says to wait (when `wait` is false), read, or
@@ -104,7 +114,7 @@ impl FileInput {
                     let (file, decoding) = decode_if_told(&mut self.sources, opened);
                     (self.current, self.decoding) = (file.map(Arc::new), decoding);
                 }
-                Next::Report(error) => report(&error),
+                Next::Report(error) => self.failures.add(error),
                 Next::Wait if wait => {
                     let gone = match (&self.current, &self.output) {
                         (Some(file), Some(output)) => {
@@ -120,14 +130,15 @@ impl FileInput {
                     self.current = None;
                     return Ok(None);
                 }
-                Next::ReaderGone => return Err(Error::stdout_closed()),
+                Next::ReaderGone => return Err(Error::reader_gone()),
             }
         }
     }
 }
 
 impl Input for FileInput {
-    /// Moves on to the next source at each end; errors are reported and the source skipped.
+    /// Moves on to the next source at each end; a failure is handed to the input's [`Failures`]
+    /// and its source skipped.
     /// Fails only when the output is a pipe whose reader went away while this waited for input:
     /// a broken pipe, which the caller stops on as it would on a failed write.
     fn read(&mut self, buf: &mut [u8]) -> Result<usize, Error> {
@@ -237,8 +248,10 @@ mod tests {
     use std::io::Write;
     use std::os::fd::AsRawFd;
     use std::path::PathBuf;
+    use std::sync::mpsc;
 
     use super::*;
+    use crate::io::testing::{self, within};
 
     /// A pipe's read end named as a FILE, as a shell's process substitution names it.
     fn pipe_as_file() -> (PathBuf, std::io::PipeReader, std::io::PipeWriter) {
@@ -253,7 +266,7 @@ mod tests {
     #[test]
     fn says_whether_input_is_waiting_and_reads_across_sources() {
         let (path, _reader, mut writer) = pipe_as_file();
-        let file = std::env::temp_dir().join(format!("pipelines-input-{}", std::process::id()));
+        let file = testing::path("input");
         std::fs::write(&file, b"from a file\n").unwrap();
         let mut input = FileInput::new(Sources::new(&[file.clone(), path]), None);
         assert!(input.has_waiting(), "a source is yet to be opened");
@@ -261,15 +274,18 @@ mod tests {
         assert_eq!(input.read(&mut buf).unwrap(), 12);
         assert!(input.has_waiting(), "the file's end, then the pipe");
         writer.write_all(b"piped").unwrap();
-        assert_eq!(
-            input.read(&mut buf).unwrap(),
-            5,
-            "the file ended, the pipe is read"
-        );
+        // Each read returns at once: input is there, or its end.
+        let (read, mut input) = within("a read of waiting input", move || {
+            (input.read(&mut buf).unwrap(), input)
+        });
+        assert_eq!(read, 5, "the file ended, the pipe is read");
         assert!(!input.has_waiting(), "the pipe is open and empty");
         drop(writer);
         assert!(input.has_waiting(), "the end is waiting");
-        assert_eq!(input.read(&mut buf).unwrap(), 0);
+        let end = within("a read of the end", move || {
+            input.read(&mut [0; 64]).unwrap()
+        });
+        assert_eq!(end, 0);
         std::fs::remove_file(&file).unwrap();
     }
 
@@ -277,14 +293,16 @@ mod tests {
     fn a_waiting_read_stops_when_the_outputs_reader_goes() {
         let (path, _reader, _writer) = pipe_as_file();
         let (output_reader, output_writer) = std::io::pipe().unwrap();
-        let mut input = FileInput::new(Sources::new(&[path]), Some(output_writer.into()));
-        let closing = std::thread::spawn(move || {
-            std::thread::sleep(std::time::Duration::from_millis(50));
-            drop(output_reader);
+        let (reader_id, id) = mpsc::channel();
+        let reading = std::thread::spawn(move || {
+            reader_id.send(testing::thread_id()).unwrap();
+            let mut input = FileInput::new(Sources::new(&[path]), Some(output_writer.into()));
+            input.read(&mut [0; 8])
         });
-        let error = input.read(&mut [0; 8]).unwrap_err();
+        testing::until_polling(id.recv().unwrap());
+        drop(output_reader);
+        let error = within("the waiting read", move || reading.join().unwrap()).unwrap_err();
         assert!(error.is_broken_pipe(), "{error}");
-        closing.join().unwrap();
     }
 
     #[test]
@@ -296,6 +314,9 @@ mod tests {
             .unwrap();
         let mut input = FileInput::new(Sources::new(&[path]), Some(null.into()));
         writer.write_all(b"x").unwrap();
-        assert_eq!(input.read(&mut [0; 8]).unwrap(), 1);
+        let read = within("a read of waiting input", move || {
+            input.read(&mut [0; 8]).unwrap()
+        });
+        assert_eq!(read, 1);
     }
 }

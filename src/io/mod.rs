@@ -8,8 +8,8 @@
 //! (write these bytes, or nothing yet). The sync drivers here and the tokio ones in
 //! [`async_io`](crate::async_io) only carry their answers out, blocking or awaiting.
 //!
-//! A sync strategy reads from any [`Input`] and writes to any [`std::io::Write`]: bytes in memory
-//! in tests and benches, and in the binaries [`FileInput`] (stdin or FILEs) and [`Stdout`].
+//! A sync strategy reads from any [`Input`] and writes to any [`std::io::Write`]: [`Memory`] in tests
+//! and benches, and in the binaries [`FileInput`] (stdin or FILEs) and [`Stdout`].
 //!
 //! | module | holds |
 //! | --- | --- |
@@ -85,10 +85,37 @@ pub enum Piece {
     RangesEnd,
 }
 
-/// Any reader is an input whose bytes are always waiting: memory, in tests and benches.
-impl<R: Read> Input for R {
+/// Bytes in memory, every one of them waiting: the input of tests and benches. A reader in general
+/// cannot be an input, since only an input that knows whether a read would wait can say so: a pipe
+/// taken for memory would hold live lines back.
+#[derive(Debug, Clone)]
+pub struct Memory<B> {
+    bytes: B,
+    /// How many of them have been read.
+    read: usize,
+}
+
+impl<B: AsRef<[u8]>> Memory<B> {
+    /// `bytes`, to be read from the first.
+    pub fn new(bytes: B) -> Self {
+        Memory { bytes, read: 0 }
+    }
+
+    /// Reads the bytes not yet read with `read`, which returns how many it took.
+    pub(crate) fn read_with<E>(
+        &mut self,
+        read: impl FnOnce(&mut &[u8]) -> Result<usize, E>,
+    ) -> Result<usize, E> {
+        let mut unread = &self.bytes.as_ref()[self.read..];
+        let n = read(&mut unread)?;
+        self.read += n;
+        Ok(n)
+    }
+}
+
+impl<B: AsRef<[u8]>> Input for Memory<B> {
     fn read(&mut self, buf: &mut [u8]) -> Result<usize, Error> {
-        Read::read(self, buf).context("reading input")
+        self.read_with(|unread| Read::read(unread, buf).context("reading input"))
     }
 
     fn has_waiting(&mut self) -> bool {
@@ -97,7 +124,7 @@ impl<R: Read> Input for R {
 }
 
 /// Memory is read as a stream.
-impl<R: Read> RangedInput for R {
+impl<B: AsRef<[u8]>> RangedInput for Memory<B> {
     fn next_piece(&mut self, _: usize, _: &mut Chunk) -> Result<Piece, Error> {
         Ok(Piece::Stream)
     }
@@ -107,12 +134,19 @@ impl<R: Read> RangedInput for R {
     }
 }
 
-/// Files for this crate's unit tests, each test's its own however many run at once.
+/// For this crate's unit tests: files each test's own however many run at once, and a deadline
+/// on what may wait, so that a regression fails a test instead of hanging the run.
 #[cfg(test)]
-pub(crate) mod scratch {
+pub(crate) mod testing {
     use std::fs::{self, File, OpenOptions};
     use std::path::PathBuf;
     use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::mpsc;
+    use std::time::{Duration, Instant};
+
+    /// How long a test waits for what should come at once before it fails: long beside any
+    /// wait a test expects, even on a loaded machine.
+    pub const DEADLINE: Duration = Duration::from_secs(60);
 
     /// A path no other test of any run uses: the process's id and a count in it.
     pub fn path(what: &str) -> PathBuf {
@@ -132,5 +166,41 @@ pub(crate) mod scratch {
             .unwrap();
         fs::remove_file(&path).unwrap();
         file
+    }
+
+    /// What `body` returns, run on a thread of its own; fails, naming `what`, if it takes past
+    /// [`DEADLINE`]. A panic in `body` fails the test as its own.
+    pub fn within<T: Send + 'static>(what: &str, body: impl FnOnce() -> T + Send + 'static) -> T {
+        let (done, result) = mpsc::channel();
+        let running = std::thread::spawn(move || done.send(body()));
+        match result.recv_timeout(DEADLINE) {
+            Ok(result) => result,
+            Err(mpsc::RecvTimeoutError::Timeout) => panic!("{what}: no end within {DEADLINE:?}"),
+            Err(mpsc::RecvTimeoutError::Disconnected) => match running.join() {
+                Err(panic) => std::panic::resume_unwind(panic),
+                Ok(_) => unreachable!("the result was sent"),
+            },
+        }
+    }
+
+    /// The calling thread's id in the kernel, for [`until_polling`].
+    pub fn thread_id() -> u32 {
+        let link = fs::read_link("/proc/thread-self").unwrap();
+        let id = link.file_name().unwrap().to_str().unwrap();
+        id.parse().unwrap()
+    }
+
+    /// Returns once thread `id` of this process sleeps in `poll`: the event a test that must act
+    /// while a read waits waits for, rather than sleeping a while and hoping the read got there.
+    pub fn until_polling(id: u32) {
+        let asleep_in = format!("/proc/self/task/{id}/wchan");
+        let start = Instant::now();
+        while !fs::read_to_string(&asleep_in).is_ok_and(|wchan| wchan.contains("poll")) {
+            assert!(
+                start.elapsed() < DEADLINE,
+                "thread {id} never waited in poll"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
     }
 }

@@ -13,17 +13,15 @@ use crate::io::{Input, fd};
 #[derive(Debug)]
 pub struct Output<W> {
     sink: W,
-    /// What a failed write failed at: `writing ` and the sink's name.
-    writing: String,
     gather: Gather,
 }
 
 impl<W: Write> Output<W> {
-    /// `sink`, named `name` in messages, written in pieces of about `write_size` bytes.
-    pub fn new(sink: W, name: &str, write_size: usize) -> Self {
+    /// `sink`, written in pieces of about `write_size` bytes. A failed write is the output's
+    /// ([`Error::writing`]): who opened it names it.
+    pub fn new(sink: W, write_size: usize) -> Self {
         Output {
             sink,
-            writing: format!("writing {name}"),
             gather: Gather::new(write_size),
         }
     }
@@ -43,7 +41,7 @@ impl<W: Write> Output<W> {
     /// whole chunks into buffers of their own.
     pub fn write(&mut self, bytes: &[u8]) -> Result<(), Error> {
         self.flush()?;
-        self.sink.write_all(bytes).context(&*self.writing)?;
+        self.sink.write_all(bytes).map_err(Error::writing)?;
         self.gather.wrote_around(bytes.len());
         Ok(())
     }
@@ -79,7 +77,7 @@ impl<W: Write> Output<W> {
     #[inline(never)]
     fn write_due(&mut self) -> Result<(), Error> {
         while let Next::Write(bytes) = self.gather.next() {
-            self.sink.write_all(bytes).context(&*self.writing)?;
+            self.sink.write_all(bytes).map_err(Error::writing)?;
             let written = bytes.len();
             self.gather.wrote(written);
         }
@@ -148,7 +146,7 @@ mod tests {
 
     #[test]
     fn gathers_until_full_or_due() {
-        let mut output = Output::new(Vec::new(), "memory", 4);
+        let mut output = Output::new(Vec::new(), 4);
         output.pending().extend_from_slice(b"ab");
         output.flush_if_full().unwrap();
         let mut busy = Idle {
@@ -171,17 +169,17 @@ mod tests {
     }
 
     #[test]
-    fn a_failed_write_names_the_sink() {
+    fn a_failed_write_is_the_outputs() {
         let full = std::fs::OpenOptions::new()
             .write(true)
             .open("/dev/full")
             .unwrap();
-        let mut gathered = Output::new(full.try_clone().unwrap(), "/dev/full", 1);
+        let mut gathered = Output::new(full.try_clone().unwrap(), 1);
         gathered.pending().push(b'x');
-        let mut direct = Output::new(full, "/dev/full", 1);
+        let mut direct = Output::new(full, 1);
         for error in [gathered.flush_if_full(), direct.write(b"y")] {
             let error = error.unwrap_err().to_string();
-            assert!(error.starts_with("writing /dev/full: "), "{error}");
+            assert!(error.starts_with("writing the output: "), "{error}");
         }
     }
 }

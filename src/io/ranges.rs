@@ -361,7 +361,7 @@ pub fn read_through(file: &File, buf: &mut Vec<u8>, size: usize, at: u64) -> io:
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::io::scratch::file as file_of;
+    use crate::io::testing::file as file_of;
 
     #[test]
     fn line_ends_are_found_across_reads_and_not_past_the_end() {

@@ -9,8 +9,8 @@
 //!
 //! - FILE arguments are read one after another as one stream; `-` is stdin, none at all means
 //!   stdin; a FILE named twice is read twice.
-//! - A source that cannot be opened or read is reported (the exit status becomes 1) and skipped;
-//!   the rest is still read.
+//! - A source that cannot be opened or read is reported and skipped (the binaries then end with
+//!   status 1); the rest is still read.
 //! - A source that is the output itself ([`fd::is_output`](crate::io::fd::is_output)) is refused,
 //!   as `cat` refuses it: reading it would never end, or read back its own output.
 //! - A read that may wait watches the output meanwhile when it is a pipe, the one kind of output
@@ -19,8 +19,8 @@
 //!   regular file never waits, and a read that a poll just found ready need not watch.
 //!
 //! A driver's loop: ask [`Sources::what_next`]; on [`Next::Open`] open the source with
-//! [`input::open`](crate::io::input::open) and tell [`Sources::opened`]; on [`Next::Report`] pass
-//! the error to [`error::report`](crate::error::report); on [`Next::Wait`] wait for either event
+//! [`input::open`](crate::io::input::open) and tell [`Sources::opened`]; on [`Next::Report`] hand
+//! the error to the driver's [`Failures`](crate::error::Failures); on [`Next::Wait`] wait for either event
 //! (the sync driver with [`fd::wait_readable_unless_reader_gone`](crate::io::fd::wait_readable_unless_reader_gone),
 //! the async one on the reactor) and tell [`Sources::waited`]; on [`Next::Read`] read and tell
 //! [`Sources::read`]; stop at [`Next::End`] or [`Next::ReaderGone`]. Between reads, "is input
@@ -70,7 +70,7 @@ pub struct Opened {
 pub enum Next {
     /// Open this source, then tell what was found with [`Sources::opened`].
     Open(Source),
-    /// Report this failure (the exit status becomes 1) and ask again: its source is skipped.
+    /// Report this failure and ask again: its source is skipped.
     Report(Error),
     /// Wait until the open source has input (or its end), or the output's reader has gone, then
     /// tell which with [`Sources::waited`].
@@ -83,7 +83,10 @@ pub enum Next {
     ReaderGone,
 }
 
-/// How an open source is read: the one decision each kind of source adds to, made when it opens.
+/// How an open source is read: the one decision each kind of source adds to, made when it opens
+/// ([`Sources::opened`], from what [`Opened`] says). A new kind (a compressed source, read through
+/// its decoder) is a variant here and a fact in [`Opened`]: drivers read anything but
+/// [`How::File`] as a stream, and only a `File` is ever cut into ranges.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum How {
     /// As it comes: a pipe, a terminal, a device. A read may wait.
@@ -195,7 +198,10 @@ impl Sources {
     /// it found, or why it failed. Returns the handle to read, or `None` when the source is
     /// skipped (and a failure is to be reported).
     pub fn opened<F>(&mut self, opening: io::Result<(F, Opened)>) -> Option<F> {
-        let source = self.opening.take()?;
+        let Some(source) = self.opening.take() else {
+            debug_assert!(false, "a source opened with none being opened");
+            return None;
+        };
         match opening {
             Ok((_, opened)) if opened.is_output => {
                 let error = io::Error::other("input file is output file");
@@ -251,7 +257,10 @@ impl Sources {
     /// ranges) failed. Returns the bytes read, or `None` when the source has ended or failed
     /// (a failure is to be reported), and the driver is to ask again.
     pub fn read(&mut self, read: io::Result<usize>) -> Option<usize> {
-        let current = self.current.as_mut()?;
+        let Some(current) = self.current.as_mut() else {
+            debug_assert!(false, "a read told with no source open: {read:?}");
+            return None;
+        };
         current.ready = false;
         match read {
             Ok(0) => {}
@@ -475,5 +484,19 @@ mod tests {
         sources.decoded(Ok(()));
         sources.read(Ok(0));
         assert_eq!(next(&mut sources), "End");
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "none being opened")]
+    fn opened_with_nothing_being_opened_is_loud() {
+        sources(&[]).opened(Ok(("handle", PIPE)));
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "no source open")]
+    fn a_read_failure_with_no_source_open_is_loud() {
+        sources(&[]).read(Err(io::Error::other("lost")));
     }
 }

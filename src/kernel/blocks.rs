@@ -94,7 +94,8 @@ impl Walk {
     #[inline(always)]
     fn fast<S: BlockScan>(&mut self, scan: S, chunk: &[u8], room: &mut [MaybeUninit<u8>]) -> usize {
         let (Some(last_block), Some(room_limit)) = (
-            // A copy piece starts at most at a block's last byte.
+            // A copy piece starts at most at a block's last byte (a first line's second piece
+            // too: it starts `COPY - 1` after a start at or before the block's first byte).
             chunk.len().checked_sub(BLOCK + COPY - 1),
             room.len().checked_sub(BLOCK_ROOM),
         ) else {
@@ -136,7 +137,9 @@ impl Walk {
                 // SAFETY: the check above leaves `BLOCK_ROOM` bytes of room from `block_to`,
                 // which covers every line that ends in this block, and the chunk the block and
                 // `COPY - 1` bytes after it, which covers every copy piece (each starts inside
-                // the line, at the latest at the block's last byte).
+                // the line or, the first line's second, `COPY - 1` bytes after its start, which
+                // is at or before the block's first byte: at the latest at the block's last
+                // byte).
                 block_to = unsafe { write_line(scan, block, block_to, start..end, count, true) };
                 start = end;
                 while newlines != 0 {
@@ -260,8 +263,8 @@ fn take_line(newlines: &mut u64, not_spaces: &mut u64) -> (isize, usize) {
 /// # Safety
 ///
 /// Unless `long`, the line is at most `COPY` bytes long. The source has
-/// `COPY` readable bytes from each piece's start (`line.start`, and for a long line every `COPY`
-/// bytes on below `line.end`), and the room has [`HEADER_STORE`] writable bytes from `block_to +
+/// `COPY` readable bytes from each piece's start (`line.start`, and for a long line
+/// `line.start + COPY - 1` and every `COPY` bytes on below `line.end`), and the room has [`HEADER_STORE`] writable bytes from `block_to +
 /// line.start` and, a header further on, `COPY` from each piece's start.
 #[inline(always)]
 unsafe fn write_line<S: BlockScan>(
@@ -283,7 +286,13 @@ unsafe fn write_line<S: BlockScan>(
         let block_to = block_to.add(usize::from(store[HEADER_STORE - 1]));
         scan.copy(block.offset(line.start), block_to.offset(line.start));
         if long {
-            let mut piece = line.start + COPY as isize;
+            // The second piece unconditionally: a loop that ran once or not at all, as lines of
+            // up to `2 * COPY` bytes made it, mispredicted its exit on every other line. It
+            // overlaps the first by a byte, so that it starts inside the block (`line.start` is
+            // at most 0) and reads no further than a piece from the block's last byte.
+            let mut piece = line.start + COPY as isize - 1;
+            scan.copy(block.offset(piece), block_to.offset(piece));
+            piece += COPY as isize;
             while piece < line.end {
                 scan.copy(block.offset(piece), block_to.offset(piece));
                 piece += COPY as isize;

@@ -20,7 +20,7 @@ pub async fn run(
     output: impl AsyncWrite + Unpin,
 ) -> Result<Stats, Error> {
     let mut stats = Stats::start();
-    let mut output = AsyncOutput::new(output, "stdout", knobs.buffer_size);
+    let mut output = AsyncOutput::new(output, knobs.buffer_size);
     let mut lines = LineBuffer::new(knobs.buffer_size);
     loop {
         output.flush_if_due(&mut input).await?;

@@ -20,7 +20,7 @@ pub struct Knobs {
 /// Renders every line of `input` onto `output`.
 pub fn run(knobs: &Knobs, mut input: impl Input, output: impl Write) -> Result<Stats, Error> {
     let mut stats = Stats::start();
-    let mut output = Output::new(output, "stdout", knobs.buffer_size);
+    let mut output = Output::new(output, knobs.buffer_size);
     let mut lines = LineBuffer::new(knobs.buffer_size);
     loop {
         output.flush_if_due(&mut input)?;

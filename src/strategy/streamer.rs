@@ -24,7 +24,7 @@ pub async fn run(
     output: impl AsyncWrite + Unpin,
 ) -> Result<Stats, Error> {
     let mut stats = Stats::start();
-    let mut output = AsyncOutput::new(output, "stdout", knobs.buffer_size);
+    let mut output = AsyncOutput::new(output, knobs.buffer_size);
     let mut lines = input.lines(knobs.buffer_size);
     (&mut lines)
         .inspect(|_| stats.lines += 1)
