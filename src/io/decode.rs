@@ -17,7 +17,7 @@
 //! has ended), or when the pipe's reader has gone (nothing is told then: nobody listens).
 
 use std::fs::File;
-use std::io::{self, BufReader, Chain, Cursor, Read};
+use std::io::{self, BufReader, Chain, Cursor, Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::FileExt;
 use std::thread::{self, JoinHandle};
@@ -219,21 +219,12 @@ fn pump<R: Read>(
                 });
             }
         };
-        if !write_all(out, &buf[..read]) {
+        // Our own blocking pipe: a failed write means its reader has gone, and nobody wants
+        // the rest.
+        if Write::write_all(&mut &*out, &buf[..read]).is_err() {
             return Ok(());
         }
     }
-}
-
-/// Writes all of `bytes` to `out`; false when `out`'s reader has gone, and nobody wants the rest.
-fn write_all(out: &File, mut bytes: &[u8]) -> bool {
-    while !bytes.is_empty() {
-        match fd::write(out, bytes) {
-            Ok(written) => bytes = &bytes[written..],
-            Err(_) => return false,
-        }
-    }
-    true
 }
 
 #[cfg(test)]
