@@ -345,7 +345,51 @@ const _: () = assert!(super::chunk_room(0) >= BLOCK_ROOM);
 
 #[cfg(test)]
 mod tests {
+    use super::super::{Implementation, render_line};
     use super::*;
+
+    /// Every byte of a rendering is written by the kernel, not left from before: the room is
+    /// filled with a byte no rendering here holds first. The integration tests render into
+    /// rooms that earlier renderings of like inputs wrote, so a byte the kernel skipped could
+    /// hold the right value by chance (a first line's last copy piece skipped when it starts at
+    /// the line's newline passed them). One newline or space at every position of every length
+    /// up to three blocks and a copy piece, so that each line end falls on every piece boundary.
+    #[test]
+    fn every_byte_of_the_rendering_is_written() {
+        const POISON: u8 = 0xAA;
+        for implementation in Implementation::available() {
+            if implementation == Implementation::Portable {
+                continue;
+            }
+            for length in 0..=3 * BLOCK + COPY {
+                for position in 0..length {
+                    for (fill, mark) in [(b'x', b'\n'), (b' ', b'\n'), (b'x', b' ')] {
+                        let mut chunk = vec![fill; length];
+                        chunk[position] = mark;
+                        chunk.push(b'\n');
+                        let mut expected = Vec::new();
+                        for line in chunk.split_inclusive(|&byte| byte == b'\n') {
+                            render_line(&mut expected, &line[..line.len() - 1]);
+                        }
+                        let mut room =
+                            vec![MaybeUninit::new(POISON); super::super::chunk_room(chunk.len())];
+                        let rendered = implementation.render_into(&chunk, &mut room);
+                        assert_eq!(
+                            rendered.read,
+                            chunk.len(),
+                            "{implementation:?} on {chunk:?}"
+                        );
+                        // SAFETY: every byte of the room was initialised (to the poison byte).
+                        let written: Vec<u8> = room[..rendered.written]
+                            .iter()
+                            .map(|byte| unsafe { byte.assume_init() })
+                            .collect();
+                        assert_eq!(written, expected, "{implementation:?} on {chunk:?}");
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn header_stores_hold_the_headers_and_their_lengths() {
