@@ -108,10 +108,11 @@ impl Walk {
             room_start as usize + room_limit,
         );
         // The block being read; where its first byte goes given the headers written so far; and
-        // the current line's start from the block's (negative if it began in an earlier block):
-        // each read and write is one addressing mode off the two pointers, and those and the
-        // masks are all that a line of the block needs.
-        let (mut block, mut block_to, mut start) = (source, room_start, 0);
+        // where the newline before the current line lies from the block's first byte (so -1 at
+        // the chunk's start, and negative if the line began in an earlier block): each read and
+        // write is one addressing mode off the two pointers (the line's start, one past the
+        // newline, is a displacement), and those and the masks are all that a line needs.
+        let (mut block, mut block_to, mut newline) = (source, room_start, -1);
         let (mut spaces, mut lines) = (0, 0);
         while block as usize <= last {
             // SAFETY: the block is in the chunk (checked above).
@@ -140,25 +141,26 @@ impl Walk {
                 // the line or, the first line's second, `COPY - 1` bytes after its start, which
                 // is at or before the block's first byte: at the latest at the block's last
                 // byte).
-                block_to = unsafe { write_line(scan, block, block_to, start..end, count, true) };
-                start = end;
+                block_to = unsafe { write_line(scan, block, block_to, newline..end, count, true) };
+                newline = end;
                 while newlines != 0 {
                     let (end, count) = take_line(&mut newlines, &mut not_spaces);
                     // SAFETY: as for the block's first line above; this line lies wholly inside
                     // the block.
-                    block_to =
-                        unsafe { write_line(scan, block, block_to, start..0, count as u8, false) };
-                    start = end;
+                    block_to = unsafe {
+                        write_line(scan, block, block_to, newline..end, count as u8, false)
+                    };
+                    newline = end;
                 }
                 spaces = (!not_spaces).count_ones() as usize;
             }
             // Wrapping: past the last block these point past the chunk and the room.
             block = block.wrapping_add(BLOCK);
             block_to = block_to.wrapping_add(BLOCK);
-            start -= BLOCK as isize;
+            newline -= BLOCK as isize;
         }
         let at = block as usize - source as usize;
-        let start = at.wrapping_add_signed(start);
+        let start = at.wrapping_add_signed(newline + 1);
         *self = Walk {
             start,
             headers: block_to as usize - at - room_start as usize,
@@ -193,7 +195,7 @@ impl Walk {
             let mut not_spaces = !spaces;
             while newlines != 0 {
                 let (end, count) = take_line(&mut newlines, &mut not_spaces);
-                if !self.place(chunk, room, at + end as usize, self.spaces + count) {
+                if !self.place(chunk, room, at + end as usize + 1, self.spaces + count) {
                     return self.rendered();
                 }
             }
@@ -242,11 +244,11 @@ impl Walk {
 }
 
 /// Takes the first line end out of `newlines`, and the spaces before it out of `not_spaces` (the
-/// complement of the spaces' bits, which BMI1's `andn` masks in one instruction): the offset
-/// just past the newline in the block, and those spaces' count.
+/// complement of the spaces' bits, which BMI1's `andn` masks in one instruction): the newline's
+/// offset in the block, and those spaces' count.
 #[inline(always)]
 fn take_line(newlines: &mut u64, not_spaces: &mut u64) -> (isize, usize) {
-    let end = newlines.trailing_zeros() as isize + 1;
+    let end = newlines.trailing_zeros() as isize;
     // The bits below the first newline, and those of the other newlines, which are not spaces.
     let before = *newlines - 1;
     let taken = !*not_spaces & before;
@@ -255,45 +257,47 @@ fn take_line(newlines: &mut u64, not_spaces: &mut u64) -> (isize, usize) {
     (end, taken.count_ones() as usize)
 }
 
-/// Writes the header for `spaces` at `block_to + line.start` and the line's bytes, from `block +
-/// line.start` on, after it, in [`COPY`]-byte pieces up to `line.end`, the last of which runs on
-/// past the line's end; or in one piece (whatever `line.end`), unless `long`. Returns the new
-/// `block_to` (see [`Walk::fast`]): a header further on.
+/// Writes the header for `spaces` where the line goes and the line's bytes after it, in
+/// [`COPY`]-byte pieces up to its newline, the last of which runs on past the line's end; or in
+/// one piece (whatever its length), unless `long`. `newlines` holds the offsets from `block` (and
+/// `block_to`) of the newline before the line and of the line's own, so the line starts one past
+/// the first. Returns the new `block_to` (see [`Walk::fast`]): a header further on.
 ///
 /// # Safety
 ///
-/// Unless `long`, the line is at most `COPY` bytes long. The source has
-/// `COPY` readable bytes from each piece's start (`line.start`, and for a long line
-/// `line.start + COPY - 1` and every `COPY` bytes on below `line.end`), and the room has [`HEADER_STORE`] writable bytes from `block_to +
-/// line.start` and, a header further on, `COPY` from each piece's start.
+/// Unless `long`, the line is at most `COPY` bytes long. The source has `COPY` readable bytes
+/// from each piece's start (the line's start, and for a long line that plus `COPY - 1` and every
+/// `COPY` bytes on up to its newline), and the room has [`HEADER_STORE`] writable bytes from
+/// `block_to` plus the line's start and, a header further on, `COPY` from each piece's start.
 #[inline(always)]
 unsafe fn write_line<S: BlockScan>(
     scan: S,
     block: *const u8,
     block_to: *mut u8,
-    line: std::ops::Range<isize>,
+    newlines: std::ops::Range<isize>,
     spaces: u8,
     long: bool,
 ) -> *mut u8 {
     let store = &HEADER_STORES[usize::from(spaces)];
+    let start = newlines.start + 1;
     // SAFETY: the caller's promises; SSE2 is in every x86-64 CPU, and its 16-byte load reads
     // `store`.
     unsafe {
         _mm_storeu_si128(
-            block_to.offset(line.start).cast(),
+            block_to.offset(start).cast(),
             _mm_loadu_si128(store.as_ptr().cast()),
         );
         let block_to = block_to.add(usize::from(store[HEADER_STORE - 1]));
-        scan.copy(block.offset(line.start), block_to.offset(line.start));
+        scan.copy(block.offset(start), block_to.offset(start));
         if long {
             // The second piece unconditionally: a loop that ran once or not at all, as lines of
             // up to `2 * COPY` bytes made it, mispredicted its exit on every other line. It
-            // overlaps the first by a byte, so that it starts inside the block (`line.start` is
-            // at most 0) and reads no further than a piece from the block's last byte.
-            let mut piece = line.start + COPY as isize - 1;
+            // overlaps the first by a byte, so that it starts inside the block (the line's start
+            // is at most 0) and reads no further than a piece from the block's last byte.
+            let mut piece = start + COPY as isize - 1;
             scan.copy(block.offset(piece), block_to.offset(piece));
             piece += COPY as isize;
-            while piece < line.end {
+            while piece <= newlines.end {
                 scan.copy(block.offset(piece), block_to.offset(piece));
                 piece += COPY as isize;
             }
@@ -341,7 +345,51 @@ const _: () = assert!(super::chunk_room(0) >= BLOCK_ROOM);
 
 #[cfg(test)]
 mod tests {
+    use super::super::{Implementation, render_line};
     use super::*;
+
+    /// Every byte of a rendering is written by the kernel, not left from before: the room is
+    /// filled with a byte no rendering here holds first. The integration tests render into
+    /// rooms that earlier renderings of like inputs wrote, so a byte the kernel skipped could
+    /// hold the right value by chance (a first line's last copy piece skipped when it starts at
+    /// the line's newline passed them). One newline or space at every position of every length
+    /// up to three blocks and a copy piece, so that each line end falls on every piece boundary.
+    #[test]
+    fn every_byte_of_the_rendering_is_written() {
+        const POISON: u8 = 0xAA;
+        for implementation in Implementation::available() {
+            if implementation == Implementation::Portable {
+                continue;
+            }
+            for length in 0..=3 * BLOCK + COPY {
+                for position in 0..length {
+                    for (fill, mark) in [(b'x', b'\n'), (b' ', b'\n'), (b'x', b' ')] {
+                        let mut chunk = vec![fill; length];
+                        chunk[position] = mark;
+                        chunk.push(b'\n');
+                        let mut expected = Vec::new();
+                        for line in chunk.split_inclusive(|&byte| byte == b'\n') {
+                            render_line(&mut expected, &line[..line.len() - 1]);
+                        }
+                        let mut room =
+                            vec![MaybeUninit::new(POISON); super::super::chunk_room(chunk.len())];
+                        let rendered = implementation.render_into(&chunk, &mut room);
+                        assert_eq!(
+                            rendered.read,
+                            chunk.len(),
+                            "{implementation:?} on {chunk:?}"
+                        );
+                        // SAFETY: every byte of the room was initialised (to the poison byte).
+                        let written: Vec<u8> = room[..rendered.written]
+                            .iter()
+                            .map(|byte| unsafe { byte.assume_init() })
+                            .collect();
+                        assert_eq!(written, expected, "{implementation:?} on {chunk:?}");
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn header_stores_hold_the_headers_and_their_lengths() {
