@@ -5,11 +5,18 @@
 //!
 //! `cargo bench --bench kernel` (criterion's flags after `--`, e.g. `-- --quick` or
 //! `-- render_chunk`).
+//!
+//! `KERNEL_FILES=a.txt:b.txt cargo bench --bench kernel` instead renders each file, in
+//! `batched`'s 256 KiB chunks, with each block implementation this CPU runs, in interleaved
+//! rounds (`KERNEL_ROUNDS`, default 21), and prints each one's median and least CPU time of the
+//! thread and its ratio to AVX2's: on a machine that others load, CPU time taken in alternation
+//! compares implementations where criterion's one-after-the-other wall time cannot.
 
 use std::hint::black_box;
+use std::path::Path;
 use std::time::Duration;
 
-use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group};
 use pipelines::kernel::{Implementation, count_spaces, render_line};
 
 /// One line of each shape, without its `\n`.
@@ -144,6 +151,92 @@ fn chunks(c: &mut Criterion) {
     }
 }
 
+/// `path` in chunks of [`CHUNK`] bytes or a little less, each cut after a line's end as
+/// `batched` cuts them (a line longer than a chunk is one chunk).
+fn file_chunks(path: &Path) -> Vec<Vec<u8>> {
+    let text = std::fs::read(path).unwrap_or_else(|error| panic!("{}: {error}", path.display()));
+    let mut chunks = Vec::new();
+    let mut rest = &text[..];
+    while !rest.is_empty() {
+        let window = &rest[..rest.len().min(CHUNK)];
+        let cut = match window.iter().rposition(|&byte| byte == b'\n') {
+            Some(newline) if window.len() == CHUNK => newline + 1,
+            _ if window.len() < CHUNK => rest.len(),
+            _ => rest
+                .iter()
+                .position(|&byte| byte == b'\n')
+                .map_or(rest.len(), |newline| newline + 1),
+        };
+        let (chunk, after) = rest.split_at(cut);
+        chunks.push(chunk.to_vec());
+        rest = after;
+    }
+    chunks
+}
+
+/// The CPU time this thread has run.
+fn thread_cpu_time() -> Duration {
+    let time = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    Duration::new(time.tv_sec as u64, time.tv_nsec as u32)
+}
+
+/// The `KERNEL_FILES` comparison (see the top of this file).
+fn compare_files(files: &std::ffi::OsStr) {
+    let rounds: usize = std::env::var("KERNEL_ROUNDS").map_or(21, |rounds| {
+        rounds.parse().expect("KERNEL_ROUNDS: a number of rounds")
+    });
+    // The portable implementation, a line at a time, is the criterion groups' "before"; here
+    // only the block scans are compared.
+    let implementations: Vec<Implementation> = Implementation::available()
+        .into_iter()
+        .filter(|&implementation| implementation != Implementation::Portable)
+        .collect();
+    for path in std::env::split_paths(files) {
+        let chunks = file_chunks(&path);
+        let bytes: usize = chunks.iter().map(Vec::len).sum();
+        let mut out = Vec::new();
+        let mut times = vec![Vec::new(); implementations.len()];
+        for round in 0..rounds {
+            // Each round starts with the next implementation, so none is always first.
+            for turn in 0..implementations.len() {
+                let index = (round + turn) % implementations.len();
+                let start = thread_cpu_time();
+                for chunk in &chunks {
+                    out.clear();
+                    black_box(implementations[index].render_chunk(&mut out, black_box(chunk)));
+                }
+                times[index].push(thread_cpu_time() - start);
+            }
+        }
+        println!(
+            "{}: {bytes} bytes in {} chunks, {rounds} rounds, thread CPU time a pass",
+            path.display(),
+            chunks.len()
+        );
+        let median = |times: &mut Vec<Duration>| {
+            times.sort();
+            times[times.len() / 2]
+        };
+        let medians: Vec<Duration> = times.iter_mut().map(median).collect();
+        // AVX2's is the time to beat: the dispatch's choice where AVX-512 is missing.
+        let baseline = implementations
+            .iter()
+            .position(|&implementation| implementation == Implementation::Avx2)
+            .unwrap_or(0);
+        for ((implementation, times), median) in implementations.iter().zip(&times).zip(&medians) {
+            println!(
+                "  {:<8} median {:>8.2} ms  least {:>8.2} ms  {:>6.2} GB/s  median / {:?}'s {:.3}",
+                format!("{implementation:?}"),
+                median.as_secs_f64() * 1e3,
+                times[0].as_secs_f64() * 1e3,
+                bytes as f64 / median.as_secs_f64() / 1e9,
+                implementations[baseline],
+                median.as_secs_f64() / medians[baseline].as_secs_f64(),
+            );
+        }
+    }
+}
+
 criterion_group! {
     name = benches;
     // Nanosecond-scale work settles fast: short runs keep `cargo bench` modest.
@@ -152,4 +245,13 @@ criterion_group! {
         .measurement_time(Duration::from_secs(2));
     targets = kernel, chunks
 }
-criterion_main!(benches);
+
+/// criterion's groups, or the `KERNEL_FILES` comparison where that is set.
+fn main() {
+    if let Some(files) = std::env::var_os("KERNEL_FILES") {
+        compare_files(&files);
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -22,6 +22,8 @@ use bytes::{Buf, Bytes};
 #[cfg(target_arch = "x86_64")]
 mod avx2;
 #[cfg(target_arch = "x86_64")]
+mod avx512;
+#[cfg(target_arch = "x86_64")]
 mod blocks;
 mod portable;
 #[cfg(target_arch = "x86_64")]
@@ -194,6 +196,9 @@ fn place(room: &mut [MaybeUninit<u8>], at: usize, header: &[u8], line: &[u8]) ->
 /// uses the first that the CPU runs, and tests and benchmarks can force each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Implementation {
+    /// x86-64 with AVX-512F and BW, POPCNT and BMI1: one 64-byte compare into a mask register
+    /// a block, and a line's copy in one 64-byte move.
+    Avx512,
     /// x86-64 with AVX2, POPCNT and BMI1: two 32-byte compares a block, hardware popcount.
     Avx2,
     /// The x86-64 baseline: four 16-byte compares a block, popcount in ordinary instructions.
@@ -205,7 +210,7 @@ pub enum Implementation {
 
 impl Implementation {
     /// Every implementation, fastest first.
-    pub const ALL: [Implementation; 3] = [Self::Avx2, Self::Sse2, Self::Portable];
+    pub const ALL: [Implementation; 4] = [Self::Avx512, Self::Avx2, Self::Sse2, Self::Portable];
 
     /// The implementations this CPU runs, fastest first.
     pub fn available() -> Vec<Implementation> {
@@ -252,12 +257,14 @@ impl Implementation {
     fn kernel(self) -> Option<ChunkKernel> {
         match self {
             #[cfg(target_arch = "x86_64")]
+            Self::Avx512 => avx512::kernel(),
+            #[cfg(target_arch = "x86_64")]
             Self::Avx2 => avx2::kernel(),
             #[cfg(target_arch = "x86_64")]
             Self::Sse2 => Some(sse2::render_into),
             Self::Portable => Some(portable::render_into),
             #[cfg(not(target_arch = "x86_64"))]
-            Self::Avx2 | Self::Sse2 => None,
+            Self::Avx512 | Self::Avx2 | Self::Sse2 => None,
         }
     }
 }
