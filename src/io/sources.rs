@@ -85,8 +85,8 @@ pub enum Next {
 
 /// How an open source is read: the one decision each kind of source adds to, made when it opens
 /// ([`Sources::opened`], from what [`Opened`] says). A new kind (a compressed source, read through
-/// its decoder) is a variant here and a fact in [`Opened`]: drivers read anything but
-/// [`How::File`] as a stream, and only a `File` is ever cut into ranges.
+/// its decoder) is a variant here and a fact in [`Opened`]: only a `File` is ever cut into
+/// ranges, and only what [`How::may_wait`] is waited for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum How {
     /// As it comes: a pipe, a terminal, a device. A read may wait.
@@ -170,9 +170,10 @@ impl Sources {
     }
 
     /// With `decompress` (`-z`), each source that begins as gzip or zstd does is decoded, and any
-    /// other is read as it is: a regular file is sniffed when it opens and decoded as a stream
-    /// (never read in ranges) when compressed; a stream, whose bytes can be read only once, goes
-    /// through the decoder, which sniffs it and passes plain bytes on.
+    /// other is read as it is: a regular file is sniffed when it opens and, when compressed,
+    /// decoded in memory as a whole (never read in ranges); a stream, whose bytes can be read
+    /// only once, goes through the decoder's pipe, the decoder sniffing it and passing plain
+    /// bytes on.
     pub fn decompress(&mut self, decompress: bool) {
         self.decompress = decompress;
     }
