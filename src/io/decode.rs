@@ -194,7 +194,8 @@ pub struct Pieces {
 
 impl Pieces {
     /// Waits for decoded bytes unless some are here, and hands them to `take`, which returns how
-    /// many it took. Returns that, or 0 at the end of the decoded bytes.
+    /// many it took: at least one, or the end is taken to have come. Returns that, or 0 at the
+    /// end of the decoded bytes.
     pub fn read_with(&mut self, take: impl FnOnce(&[u8]) -> usize) -> usize {
         while self.at == self.piece.len() {
             // Handed back before the wait, so that the decoder never waits for the one piece
