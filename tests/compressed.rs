@@ -6,7 +6,7 @@
 mod common;
 
 use std::fs;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
@@ -136,6 +136,32 @@ fn a_file_that_decodes_to_many_pieces_is_whole() {
         for (file, bytes) in files.iter().zip([&gz, &zst]) {
             assert_decodes(variant, &[file, file], b"", &twice);
             assert_decodes::<&str>(variant, &[], bytes, &text);
+        }
+    }
+}
+
+/// docs/CONTRACT.md §12.1 and §4.1: stdin that is a regular file is read from its offset on, as
+/// `(head -c N; BIN -z) < FILE` leaves it, and so is sniffed there.
+#[test]
+fn stdin_that_is_a_file_is_sniffed_where_it_stands() {
+    let text = text(100);
+    let skipped = b"skipped by whatever read stdin before\n";
+    for compressed in [gzip(&text), zstd(&text)] {
+        let path = scratch_file("offset.bin", &[&skipped[..], &compressed].concat());
+        for variant in defaults() {
+            let mut stdin = fs::File::open(&path).unwrap();
+            stdin
+                .seek(std::io::SeekFrom::Start(skipped.len() as u64))
+                .unwrap();
+            let mut command = decompressing::<&str>(variant, &[]);
+            command.stdin(stdin);
+            command.stdout(Stdio::piped()).stderr(Stdio::piped());
+            let finished = finish(command.spawn().expect("spawning"), DEADLINE);
+            assert_quiet_success(variant, &finished);
+            assert!(
+                finished.stdout == reference(&text),
+                "{variant}: not decoded from stdin's offset"
+            );
         }
     }
 }

@@ -25,7 +25,7 @@
 //! which [`Decoding::finish`] then takes without waiting, on any thread, the async runtime's too.
 
 use std::fs::File;
-use std::io::{self, BufReader, Chain, Cursor, Read, Write};
+use std::io::{self, BufReader, Chain, Cursor, Read, Seek, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::FileExt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -69,12 +69,14 @@ pub fn sniff(start: &[u8], ended: bool) -> Option<Format> {
     Some(Format::Plain)
 }
 
-/// What a regular file holds, read at offset 0 without moving the file's offset.
+/// What a regular file holds from its offset on, read there without moving the offset: stdin may
+/// be a file that something before read part of, and reading goes on from where it stopped.
 pub fn sniff_file(file: &File) -> io::Result<Format> {
+    let at = (&*file).stream_position()?;
     let mut start = [0; LONGEST_MAGIC];
     let mut read = 0;
     while read < start.len() {
-        match file.read_at(&mut start[read..], read as u64) {
+        match file.read_at(&mut start[read..], at + read as u64) {
             Ok(0) => break,
             Ok(n) => read += n,
             Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
@@ -513,6 +515,16 @@ mod tests {
             sniff_file(&File::open(&path).unwrap()).unwrap(),
             Format::Plain
         );
+        std::fs::write(&path, [&b"plain\n"[..], &zstd(b"z\n")].concat()).unwrap();
+        let mut file = File::open(&path).unwrap();
+        assert_eq!(sniff_file(&file).unwrap(), Format::Plain);
+        file.seek(io::SeekFrom::Start(6)).unwrap();
+        assert_eq!(
+            sniff_file(&file).unwrap(),
+            Format::Zstd,
+            "from the offset on"
+        );
+        assert_eq!(file.stream_position().unwrap(), 6, "which did not move");
         std::fs::remove_file(&path).unwrap();
     }
 
