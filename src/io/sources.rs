@@ -16,7 +16,8 @@
 //! - A read that may wait watches the output meanwhile when it is a pipe, the one kind of output
 //!   whose reader can go away: the wait ends on input or on the reader going, and then the input
 //!   stops with a broken pipe, so `(echo a; sleep 30) | BIN | head -1` ends when `head` does. A
-//!   regular file never waits, and a read that a poll just found ready need not watch.
+//!   regular file never waits, decoded (`-z`) or not, and a read that a poll just found ready
+//!   need not watch.
 //!
 //! A driver's loop: ask [`Sources::what_next`]; on [`Next::Open`] open the source with
 //! [`input::open`](crate::io::input::open) and tell [`Sources::opened`]; on [`Next::Report`] hand
