@@ -6,7 +6,7 @@
 mod common;
 
 use std::fs;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
@@ -115,6 +115,53 @@ fn every_member_and_every_frame_is_decoded() {
         for (file, bytes) in files.iter().zip([&members, &frames]) {
             assert_decodes(variant, &[file], b"", &text);
             assert_decodes::<&str>(variant, &[], bytes, &text);
+        }
+    }
+}
+
+/// docs/CONTRACT.md §12.1 and §9: a compressed FILE, whose decoded bytes come in memory a piece at
+/// a time, decodes to many pieces (each handed back to the decoder and filled again) as a stream
+/// does; the same FILE twice is decoded twice.
+#[test]
+fn a_file_that_decodes_to_many_pieces_is_whole() {
+    let text = text(60_000);
+    assert!(text.len() > 8 << 20 >> 2, "past four 256 KiB pieces");
+    let (gz, zst) = (gzip(&text), zstd(&text));
+    let files = [
+        scratch_file("pieces.gz", &gz),
+        scratch_file("pieces.zst", &zst),
+    ];
+    let twice = [text.clone(), text.clone()].concat();
+    for variant in boundaries() {
+        for (file, bytes) in files.iter().zip([&gz, &zst]) {
+            assert_decodes(variant, &[file, file], b"", &twice);
+            assert_decodes::<&str>(variant, &[], bytes, &text);
+        }
+    }
+}
+
+/// docs/CONTRACT.md §12.1 and §4.1: stdin that is a regular file is read from its offset on, as
+/// `(head -c N; BIN -z) < FILE` leaves it, and so is sniffed there.
+#[test]
+fn stdin_that_is_a_file_is_sniffed_where_it_stands() {
+    let text = text(100);
+    let skipped = b"skipped by whatever read stdin before\n";
+    for compressed in [gzip(&text), zstd(&text)] {
+        let path = scratch_file("offset.bin", &[&skipped[..], &compressed].concat());
+        for variant in defaults() {
+            let mut stdin = fs::File::open(&path).unwrap();
+            stdin
+                .seek(std::io::SeekFrom::Start(skipped.len() as u64))
+                .unwrap();
+            let mut command = decompressing::<&str>(variant, &[]);
+            command.stdin(stdin);
+            command.stdout(Stdio::piped()).stderr(Stdio::piped());
+            let finished = finish(command.spawn().expect("spawning"), DEADLINE);
+            assert_quiet_success(variant, &finished);
+            assert!(
+                finished.stdout == reference(&text),
+                "{variant}: not decoded from stdin's offset"
+            );
         }
     }
 }
@@ -296,7 +343,8 @@ fn assert_fails_after(
 /// FILE still read.
 #[test]
 fn bad_compressed_input_is_one_line_and_the_next_file_is_read() {
-    let text = text(5000);
+    // Decoded, more than one piece of a FILE's decoding: the fault may come in any.
+    let text = text(20_000);
     let gz = gzip(&text);
     let zst = zstd(&text);
     let mut corrupt = gz.clone();
@@ -468,8 +516,17 @@ proptest! {
         let compressed = if zstd_first { zstd(&text) } else { gzip(&text) };
         let magic = if zstd_first { &[0x28, 0xb5, 0x2f, 0xfd][..] } else { &[0x1f, 0x8b] };
         for input in [mutated(compressed, &edits), [magic, &noise].concat()] {
-            for variant in defaults() {
-                let finished = run_command(decompressing::<&str>(variant, &[]), &input);
+            // From stdin, through the decoder's pipe, and as a FILE, in pieces.
+            let file = scratch_file("damaged", &input);
+            let ways = defaults().flat_map(|variant| {
+                [(variant, &[][..]), (variant, std::slice::from_ref(&file))]
+            });
+            for (variant, args) in ways {
+                let (stdin, name) = match args.is_empty() {
+                    true => (&input[..], "stdin".to_owned()),
+                    false => (&b""[..], file.display().to_string()),
+                };
+                let finished = run_command(decompressing(variant, args), stdin);
                 match finished.status.code() {
                     Some(0) => {
                         prop_assert_eq!(&finished.stderr, "");
@@ -478,7 +535,7 @@ proptest! {
                         prop_assert!(finished.stdout == reference(&decoded.unwrap()), "{}", variant);
                     }
                     Some(1) => {
-                        let line = format!("{}: stdin: decompressing: ", variant.program);
+                        let line = format!("{}: {name}: decompressing: ", variant.program);
                         prop_assert!(
                             finished.stderr.starts_with(&line) && finished.stderr.lines().count() == 1,
                             "{}: {:?}", variant, finished.stderr

@@ -17,7 +17,7 @@ use crate::async_io::AsyncFile;
 use crate::error::{Error, Failures};
 use crate::frame::shared::SharedLines;
 use crate::io::decode::Decoding;
-use crate::io::input::{decode_if_told, open};
+use crate::io::input::{Reading, decode_if_told, open, tell_read};
 use crate::io::sources::{Next, Sources};
 use crate::io::{Memory, fd};
 
@@ -73,14 +73,15 @@ impl<B: AsRef<[u8]> + Send> AsyncInput for Memory<B> {
 pub struct AsyncFileInput {
     sources: Sources,
     /// The source [`Sources`] has open, if any.
-    current: Option<AsyncFile>,
+    current: Option<Reading<AsyncFile>>,
     /// Where output goes: refused as input, and watched while a read waits.
     output: Option<OwnedFd>,
     /// Where a source that cannot be opened or read is told, before the next is read.
     failures: Failures,
     /// The output on the reactor, for its reader going away.
     watch: Watch,
-    /// The decoder of the open source, when `-z` decodes it: `current` is then its pipe.
+    /// The decoding of the open source, when `-z` decodes it: `current` is then its pipe or its
+    /// pieces.
     decoding: Option<Decoding>,
 }
 
@@ -131,11 +132,11 @@ impl AsyncFileInput {
             self.watch = registered.map_or(Watch::Unavailable, Watch::Registered);
         }
         match (&self.current, &self.watch, &self.output) {
-            (Some(AsyncFile::Reactor(file)), Watch::Registered(watch), _) => {
+            (Some(Reading::Handle(AsyncFile::Reactor(file))), Watch::Registered(watch), _) => {
                 poll_fn(|cx| poll_wait(file, watch, cx)).await
             }
             // A descriptor the reactor cannot wait on is read blocking anyway: so is its wait.
-            (Some(file @ AsyncFile::Inline(_)), _, Some(output)) => {
+            (Some(Reading::Handle(file @ AsyncFile::Inline(_))), _, Some(output)) => {
                 !fd::wait_readable_unless_reader_gone(file.as_fd(), output.as_fd())
             }
             // Nothing to watch with: the read waits by itself.
@@ -185,7 +186,9 @@ impl AsyncInput for AsyncFileInput {
                     let opened = open(&source, output, self.sources.decompresses());
                     let opened = self.sources.opened(opened);
                     let (file, decoding) = decode_if_told(&mut self.sources, opened);
-                    self.current = file.map(|file| AsyncFile::new(file, false));
+                    let reading =
+                        file.map(|reading| reading.map(|file| AsyncFile::new(file, false)));
+                    self.current = reading;
                     self.decoding = decoding;
                 }
                 Next::Report(error) => self.failures.add(error),
@@ -194,16 +197,21 @@ impl AsyncInput for AsyncFileInput {
                     self.sources.waited(gone);
                 }
                 Next::Read => {
-                    let Some(file) = &mut self.current else {
-                        return Ok(0);
+                    let read = match &mut self.current {
+                        None => return Ok(0),
+                        Some(Reading::Handle(file)) => AsyncReadExt::read_buf(file, buf).await,
+                        // Taken inline, as a regular file is read: the decoder's next piece is
+                        // never long in coming.
+                        Some(Reading::Pieces(pieces)) => Ok(pieces.read_with(|bytes| {
+                            let n = match buf.has_remaining_mut() {
+                                true => bytes.len().min(buf.chunk_mut().len()),
+                                false => 0,
+                            };
+                            buf.put_slice(&bytes[..n]);
+                            n
+                        })),
                     };
-                    let read = AsyncReadExt::read_buf(file, buf).await;
-                    if matches!(read, Ok(0))
-                        && let Some(decoding) = self.decoding.take()
-                    {
-                        self.sources.decoded(decoding.finish());
-                    }
-                    if let Some(n) = self.sources.read(read) {
+                    if let Some(n) = tell_read(&mut self.sources, &mut self.decoding, read) {
                         return Ok(n);
                     }
                 }
@@ -223,6 +231,7 @@ impl AsyncInput for AsyncFileInput {
         let waiting = self
             .current
             .as_ref()
+            .and_then(Reading::handle)
             .is_none_or(|file| fd::is_waiting(file.as_fd()));
         self.sources.polled(waiting);
         waiting

@@ -1,27 +1,37 @@
-//! `-z`: a compressed source decoded on a thread of its own, into a pipe the drivers read as they
-//! read any stream.
+//! `-z`: a compressed source decoded on a thread of its own, its bytes handed to the drivers in
+//! memory (a regular file) or through a pipe (a stream).
 //!
 //! A source that begins with the gzip magic (`1f 8b`) is decoded member after member, one that
 //! begins with a zstd frame (`28 b5 2f fd`) frame after frame (skippable frames skipped); anything
-//! else passes through as it is, as `zcat -f` does. Which sources are decoded is the input's rule
-//! ([`Sources`](crate::io::sources::Sources)); this module carries it out.
+//! else passes through as it is, as `zcat -f` does. Which sources are decoded, and how each is
+//! handed on, is the input's rule ([`Sources`](crate::io::sources::Sources)); this module carries
+//! it out.
 //!
-//! Why a thread and a pipe: on two cores the decoder, at a tenth of the renderer's speed or less,
-//! is the whole cost, so it runs beside the rendering and the rendering hides behind it; and the
-//! read end of a pipe is a stream like stdin, so waiting, readiness, the reactor and writing when
-//! input is idle work unchanged in every driver. Each decoded piece is written as soon as the
-//! decoder hands it on, and the decoder hands on what it has whenever its input pauses, so a
-//! slowly written compressed stream still comes out line by line.
+//! Why a thread: on two cores the decoder, at a tenth of the renderer's speed or less, is most of
+//! the cost, so it runs beside the rendering and the rendering hides behind it.
 //!
-//! The thread ends at the source's end, at a failure (told by [`Decoding::finish`] once the pipe
-//! has ended), or when the pipe's reader has gone (nothing is told then: nobody listens).
+//! Why two ways to hand the bytes on: a regular file is never live, so its decoded bytes go in
+//! whole pieces over a bounded channel ([`decode_file`], read with [`Pieces`]), recycled, with no
+//! system call and no kernel copy; at zstd's speed (about 1 GB/s) a pipe's write and read, each a
+//! copy through the kernel, cost more than the decoding. A stream may be live: its bytes go
+//! through a pipe ([`decode`]), whose read end is a stream like stdin, so waiting for input while
+//! watching the output's reader, readiness, the reactor and writing when input is idle work
+//! unchanged in every driver. Each decoded piece is written as soon as the decoder hands it on,
+//! and the decoder hands on what it has whenever its input pauses, so a slowly written compressed
+//! stream still comes out line by line.
+//!
+//! The thread ends at the source's end, at a failure, or when its reader has gone. Before the
+//! decoded bytes end (the pipe closes, the channel disconnects) it sends how decoding ended,
+//! which [`Decoding::finish`] then takes without waiting, on any thread, the async runtime's too.
 
 use std::fs::File;
-use std::io::{self, BufReader, Chain, Cursor, Read, Write};
+use std::io::{self, BufReader, Chain, Cursor, Read, Seek, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::FileExt;
-use std::thread::{self, JoinHandle};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::thread;
 
+use crossbeam_channel::{Receiver, Sender, bounded};
 use flate2::bufread::MultiGzDecoder;
 
 use crate::error::panic_message;
@@ -59,12 +69,14 @@ pub fn sniff(start: &[u8], ended: bool) -> Option<Format> {
     Some(Format::Plain)
 }
 
-/// What a regular file holds, read at offset 0 without moving the file's offset.
+/// What a regular file holds from its offset on, read there without moving the offset: stdin may
+/// be a file that something before read part of, and reading goes on from where it stopped.
 pub fn sniff_file(file: &File) -> io::Result<Format> {
+    let at = (&*file).stream_position()?;
     let mut start = [0; LONGEST_MAGIC];
     let mut read = 0;
     while read < start.len() {
-        match file.read_at(&mut start[read..], read as u64) {
+        match file.read_at(&mut start[read..], at + read as u64) {
             Ok(0) => break,
             Ok(n) => read += n,
             Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
@@ -84,39 +96,219 @@ pub enum Failure {
     Decompressing(io::Error),
 }
 
-/// Compressed bytes read, and decoded bytes handed on, at a time: large enough that a pipe write
-/// and the decoder's call overhead are a small part of each piece.
+/// Compressed bytes read, and decoded bytes handed on, at a time: large enough that a pipe write,
+/// a channel's hand-over and the decoder's call overhead are a small part of each piece.
 const PIECE: usize = 256 * 1024;
 
-/// A source being decoded on its own thread: read the pipe [`decode`] returned, then, at its end,
-/// [`finish`](Self::finish).
+/// The most pieces of a regular file's decoded bytes in memory at once: as many as the pipe of a
+/// stream holds (1 MiB), enough for the decoder to run on while the reader renders.
+const PIECES: usize = 4;
+
+/// How a source's decoding ended, told once its decoded bytes have ended: [`finish`](Self::finish).
 #[derive(Debug)]
 pub struct Decoding {
-    thread: JoinHandle<Result<(), Failure>>,
+    /// The thread's one message, sent before the decoded bytes end.
+    ended: Receiver<Result<(), Failure>>,
 }
 
 impl Decoding {
-    /// How decoding ended, once the pipe has ended: the thread has then returned, or is about to.
+    /// How decoding ended, once the decoded bytes have ended: the thread has told it by then, so
+    /// this never waits.
     pub fn finish(self) -> Result<(), Failure> {
-        self.thread.join().unwrap_or_else(|panic| {
-            let reason = io::Error::other(panic_message(&*panic));
-            Err(Failure::Decompressing(reason))
+        self.ended.try_recv().unwrap_or_else(|_| {
+            debug_assert!(false, "decoding finished before the thread told how");
+            Err(Failure::Decompressing(io::Error::other(
+                "the decoder ended without a word",
+            )))
         })
     }
 }
 
-/// Starts decoding `source` on a thread of its own: returns the read end of a pipe that carries
-/// the decoded bytes, and the thread. `format` is what the source holds if already known (a
-/// regular file, sniffed with [`sniff_file`]); `None` has the thread sniff the source as it reads
-/// it (a pipe, whose bytes can be read only once), passing plain bytes through.
-pub fn decode(source: File, format: Option<Format>) -> io::Result<(File, Decoding)> {
+/// Starts decoding a stream on a thread of its own: returns the read end of a pipe that carries
+/// the decoded bytes as they come, and how decoding ends. The thread sniffs the source as it
+/// reads it (a pipe's bytes can be read only once), passing plain bytes through.
+pub fn decode(source: File) -> io::Result<(File, Decoding)> {
     let (reader, writer) = std::io::pipe()?;
     fd::enlarge_pipe(writer.as_fd());
-    let writer = File::from(OwnedFd::from(writer));
-    let thread = thread::Builder::new()
+    let out = PipeOut {
+        pipe: File::from(OwnedFd::from(writer)),
+        buf: vec![0; PIECE],
+    };
+    let decoding = start(source, None, out)?;
+    Ok((File::from(OwnedFd::from(reader)), decoding))
+}
+
+/// Starts decoding a regular file that holds `format` (sniffed with [`sniff_file`]) on a thread of
+/// its own: returns its decoded bytes, handed over in memory, and how decoding ends.
+pub fn decode_file(source: File, format: Format) -> io::Result<(Pieces, Decoding)> {
+    let (to_reader, full) = bounded(PIECES);
+    let (to_decoder, empty) = bounded(PIECES);
+    let out = PiecesOut {
+        full: to_reader,
+        empty,
+        made: 0,
+        piece: Vec::new(),
+        held: 0,
+    };
+    let decoding = start(source, Some(format), out)?;
+    let pieces = Pieces {
+        full,
+        empty: to_decoder,
+        piece: Vec::new(),
+        at: 0,
+    };
+    Ok((pieces, decoding))
+}
+
+/// Starts the thread that decodes `source` into `out`, and tells how it ended before `out` is
+/// dropped, which ends the decoded bytes. A panic is told as a failure of the source.
+fn start(source: File, format: Option<Format>, mut out: impl Out) -> io::Result<Decoding> {
+    let (tell, ended) = bounded(1);
+    thread::Builder::new()
         .name("decode".to_owned())
-        .spawn(move || run(Source::new(source), format, &writer))?;
-    Ok((File::from(OwnedFd::from(reader)), Decoding { thread }))
+        .spawn(move || {
+            let ran = catch_unwind(AssertUnwindSafe(|| {
+                run(Source::new(source), format, &mut out)
+            }));
+            let ended = ran.unwrap_or_else(|panic| {
+                let reason = io::Error::other(panic_message(&*panic));
+                Err(Failure::Decompressing(reason))
+            });
+            // The bytes before a failure are handed on too; a reader gone wants none of them.
+            out.flush();
+            let _ = tell.send(ended);
+            drop(out);
+        })?;
+    Ok(Decoding { ended })
+}
+
+/// A regular file's decoded bytes as the reader takes them: whole pieces from the decoder's
+/// thread, each handed back to it, emptied, for the next.
+#[derive(Debug)]
+pub struct Pieces {
+    full: Receiver<Vec<u8>>,
+    empty: Sender<Vec<u8>>,
+    /// The piece being read.
+    piece: Vec<u8>,
+    /// How much of it has been read.
+    at: usize,
+}
+
+impl Pieces {
+    /// Waits for decoded bytes unless some are here, and hands them to `take`, which returns how
+    /// many it took: at least one, or the end is taken to have come. Returns that, or 0 at the
+    /// end of the decoded bytes.
+    pub fn read_with(&mut self, take: impl FnOnce(&[u8]) -> usize) -> usize {
+        while self.at == self.piece.len() {
+            // Handed back before the wait, so that the decoder never waits for the one piece
+            // the reader holds. The channel has room for every piece; if the decoder has gone,
+            // the piece is dropped.
+            let read = std::mem::take(&mut self.piece);
+            self.at = 0;
+            if read.capacity() > 0 {
+                let _ = self.empty.try_send(read);
+            }
+            let Ok(next) = self.full.recv() else {
+                return 0;
+            };
+            self.piece = next;
+        }
+        let taken = take(&self.piece[self.at..]);
+        self.at += taken;
+        taken
+    }
+
+    /// Copies decoded bytes into `buf` (not empty), waiting for some unless some are here: how
+    /// many, or 0 at the end.
+    pub fn read(&mut self, buf: &mut [u8]) -> usize {
+        self.read_with(|bytes| {
+            let n = bytes.len().min(buf.len());
+            buf[..n].copy_from_slice(&bytes[..n]);
+            n
+        })
+    }
+}
+
+/// Where the thread puts what it decodes.
+trait Out: Send + 'static {
+    /// Room to decode into, or `None` when the reader has gone.
+    fn room(&mut self) -> Option<&mut [u8]>;
+
+    /// The first `n` bytes of the room now hold decoded bytes: false when the reader has gone.
+    fn filled(&mut self, n: usize) -> bool;
+
+    /// Hands on what is held, at the end.
+    fn flush(&mut self);
+}
+
+/// A stream's decoded bytes, written to the pipe as each piece comes, for live input.
+struct PipeOut {
+    pipe: File,
+    buf: Vec<u8>,
+}
+
+impl Out for PipeOut {
+    fn room(&mut self) -> Option<&mut [u8]> {
+        Some(&mut self.buf)
+    }
+
+    fn filled(&mut self, n: usize) -> bool {
+        // Our own blocking pipe: a failed write means its reader has gone, and nobody wants
+        // the rest.
+        Write::write_all(&mut &self.pipe, &self.buf[..n]).is_ok()
+    }
+
+    fn flush(&mut self) {}
+}
+
+/// A regular file's decoded bytes, handed on a whole piece at a time.
+struct PiecesOut {
+    full: Sender<Vec<u8>>,
+    empty: Receiver<Vec<u8>>,
+    /// Pieces made so far: at [`PIECES`], the next is one the reader handed back.
+    made: usize,
+    /// The piece being filled, [`PIECE`] bytes long, or empty when none is.
+    piece: Vec<u8>,
+    /// How much of it holds decoded bytes.
+    held: usize,
+}
+
+impl PiecesOut {
+    /// Hands on the piece being filled, cut to what it holds: false when the reader has gone.
+    fn hand_on(&mut self) -> bool {
+        let mut piece = std::mem::take(&mut self.piece);
+        piece.truncate(std::mem::take(&mut self.held));
+        self.full.send(piece).is_ok()
+    }
+}
+
+impl Out for PiecesOut {
+    fn room(&mut self) -> Option<&mut [u8]> {
+        if self.piece.is_empty() {
+            let mut piece = match self.made < PIECES {
+                true => {
+                    self.made += 1;
+                    Vec::new()
+                }
+                false => self.empty.recv().ok()?,
+            };
+            // Zeroes only what was never written: a whole piece handed back needs none.
+            piece.resize(PIECE, 0);
+            self.piece = piece;
+        }
+        Some(&mut self.piece[self.held..])
+    }
+
+    fn filled(&mut self, n: usize) -> bool {
+        self.held += n;
+        self.held < PIECE || self.hand_on()
+    }
+
+    fn flush(&mut self) {
+        if self.held > 0 {
+            self.hand_on();
+        }
+    }
 }
 
 /// The source as the decoder reads it: signals and an inherited non-blocking mode waited out, and
@@ -146,8 +338,8 @@ impl Read for Source {
 /// The source with the bytes sniffing read put back in front.
 type Sniffed = Chain<Cursor<Vec<u8>>, Source>;
 
-/// The thread's body: sniffs unless `format` is known, then decodes or copies to `out`.
-fn run(mut source: Source, format: Option<Format>, out: &File) -> Result<(), Failure> {
+/// The thread's body: sniffs unless `format` is known, then decodes or copies into `out`.
+fn run(mut source: Source, format: Option<Format>, out: &mut impl Out) -> Result<(), Failure> {
     let mut start = Vec::new();
     let format = match format {
         Some(format) => format,
@@ -162,29 +354,18 @@ fn run(mut source: Source, format: Option<Format>, out: &File) -> Result<(), Fai
         },
     };
     let input = Cursor::new(start).chain(source);
-    let mut buf = vec![0; PIECE];
     match format {
         Format::Gzip => {
             let decoder = MultiGzDecoder::new(BufReader::with_capacity(PIECE, input));
-            pump(
-                decoder,
-                |decoder| decoder.get_mut().get_mut(),
-                out,
-                &mut buf,
-            )
+            pump(decoder, |decoder| decoder.get_mut().get_mut(), out)
         }
         Format::Zstd => {
             let buffered = BufReader::with_capacity(PIECE, input);
             let decoder = zstd::stream::read::Decoder::with_buffer(buffered)
                 .map_err(Failure::Decompressing)?;
-            pump(
-                decoder,
-                |decoder| decoder.get_mut().get_mut(),
-                out,
-                &mut buf,
-            )
+            pump(decoder, |decoder| decoder.get_mut().get_mut(), out)
         }
-        Format::Plain => pump(input, |input| input, out, &mut buf),
+        Format::Plain => pump(input, |input| input, out),
     }
 }
 
@@ -198,17 +379,19 @@ fn reading(source: &mut Source) -> Failure {
     )
 }
 
-/// Reads `from` (a decoder, or the source itself) and writes each piece to `out` as it comes,
-/// until the end, a failure, or `out`'s reader going away. `source` finds the source inside `from`,
-/// to tell its own failures from the decoder's.
+/// Reads `from` (a decoder, or the source itself) into `out`'s room until the end, a failure, or
+/// `out`'s reader going away. `source` finds the source inside `from`, to tell its own failures
+/// from the decoder's.
 fn pump<R: Read>(
     mut from: R,
     source: impl Fn(&mut R) -> &mut Sniffed,
-    out: &File,
-    buf: &mut [u8],
+    out: &mut impl Out,
 ) -> Result<(), Failure> {
     loop {
-        let read = match from.read(buf) {
+        let Some(room) = out.room() else {
+            return Ok(());
+        };
+        let read = match from.read(room) {
             Ok(0) => return Ok(()),
             Ok(read) => read,
             Err(error) => {
@@ -219,9 +402,7 @@ fn pump<R: Read>(
                 });
             }
         };
-        // Our own blocking pipe: a failed write means its reader has gone, and nobody wants
-        // the rest.
-        if Write::write_all(&mut &*out, &buf[..read]).is_err() {
+        if !out.filled(read) {
             return Ok(());
         }
     }
@@ -235,6 +416,7 @@ mod tests {
     use flate2::write::GzEncoder;
 
     use super::*;
+    use crate::io::testing;
 
     fn gzip(bytes: &[u8]) -> Vec<u8> {
         let mut encoder = GzEncoder::new(Vec::new(), Compression::default());
@@ -261,12 +443,35 @@ mod tests {
         File::from(std::os::fd::OwnedFd::from(reader))
     }
 
-    /// Everything `source` decodes to, and how decoding ended.
+    /// Everything `source` decodes to, and how decoding ended: through the pipe when `format`
+    /// is `None`, in pieces when it is known.
     fn decoded(source: File, format: Option<Format>) -> (Vec<u8>, Result<(), Failure>) {
-        let (mut pipe, decoding) = decode(source, format).unwrap();
         let mut out = Vec::new();
-        pipe.read_to_end(&mut out).unwrap();
+        let decoding = match format {
+            None => {
+                let (mut pipe, decoding) = decode(source).unwrap();
+                pipe.read_to_end(&mut out).unwrap();
+                decoding
+            }
+            Some(format) => {
+                let (mut pieces, decoding) = decode_file(source, format).unwrap();
+                // Odd sizes, so that reads straddle pieces.
+                let mut buf = [0; 100_003];
+                loop {
+                    match pieces.read(&mut buf) {
+                        0 => break,
+                        n => out.extend_from_slice(&buf[..n]),
+                    }
+                }
+                decoding
+            }
+        };
         (out, decoding.finish())
+    }
+
+    /// [`decoded`] both ways, `bytes` being `format`: what came and how it ended, each way.
+    fn decoded_both_ways(bytes: &[u8], format: Format) -> [(Vec<u8>, Result<(), Failure>); 2] {
+        [None, Some(format)].map(|way| decoded(piped(bytes.to_vec()), way))
     }
 
     fn reason(ended: Result<(), Failure>) -> String {
@@ -310,19 +515,37 @@ mod tests {
             sniff_file(&File::open(&path).unwrap()).unwrap(),
             Format::Plain
         );
+        std::fs::write(&path, [&b"plain\n"[..], &zstd(b"z\n")].concat()).unwrap();
+        let mut file = File::open(&path).unwrap();
+        assert_eq!(sniff_file(&file).unwrap(), Format::Plain);
+        file.seek(io::SeekFrom::Start(6)).unwrap();
+        assert_eq!(
+            sniff_file(&file).unwrap(),
+            Format::Zstd,
+            "from the offset on"
+        );
+        assert_eq!(file.stream_position().unwrap(), 6, "which did not move");
         std::fs::remove_file(&path).unwrap();
     }
 
     #[test]
     fn every_member_and_frame_is_decoded_and_plain_bytes_pass() {
         let members = [gzip(b"one\n"), gzip(b""), gzip(b"two\nthr")].concat();
-        let (out, ended) = decoded(piped(members), None);
-        assert_eq!(out, b"one\ntwo\nthr");
-        assert!(ended.is_ok());
+        for (out, ended) in decoded_both_ways(&members, Format::Gzip) {
+            assert_eq!(out, b"one\ntwo\nthr");
+            assert!(ended.is_ok());
+        }
         let frames = [zstd(b"one\n"), skippable(b"not text"), zstd(b"two\n")].concat();
-        let (out, ended) = decoded(piped(frames), None);
-        assert_eq!(out, b"one\ntwo\n");
-        assert!(ended.is_ok());
+        for (out, ended) in decoded_both_ways(&frames, Format::Zstd) {
+            assert_eq!(out, b"one\ntwo\n");
+            assert!(ended.is_ok());
+        }
+        // Many pieces, each handed back and filled again.
+        let text: Vec<u8> = (0..2_000_000u32).flat_map(|n| n.to_le_bytes()).collect();
+        for (out, ended) in decoded_both_ways(&zstd(&text), Format::Zstd) {
+            assert!(out == text, "{} bytes of {}", out.len(), text.len());
+            assert!(ended.is_ok());
+        }
         for plain in [&b""[..], b"\x1f", b"\x28\xb5\x2f", b"plain\n", b"\x1f\x8c"] {
             let (out, ended) = decoded(piped(plain.to_vec()), None);
             assert_eq!(out, plain);
@@ -339,47 +562,79 @@ mod tests {
 
     #[test]
     fn a_fault_ends_decoding_after_the_bytes_before_it() {
-        let text: Vec<u8> = (0..20_000)
+        let text: Vec<u8> = (0..200_000)
             .flat_map(|n| format!("line {n}\n").into_bytes())
             .collect();
         let whole = gzip(&text);
-        let (out, ended) = decoded(piped(whole[..whole.len() - 4].to_vec()), None);
-        assert!(text.starts_with(&out), "a prefix of the text");
-        assert!(out.len() > text.len() / 2, "most of it: {}", out.len());
-        assert!(matches!(ended, Err(Failure::Decompressing(_))));
+        for (out, ended) in decoded_both_ways(&whole[..whole.len() - 4], Format::Gzip) {
+            assert!(text.starts_with(&out), "a prefix of the text");
+            assert!(out.len() > text.len() / 2, "most of it: {}", out.len());
+            assert!(matches!(ended, Err(Failure::Decompressing(_))));
+        }
         let mut bad_checksum = whole.clone();
         let crc = bad_checksum.len() - 8;
         bad_checksum[crc] ^= 1;
-        let (out, ended) = decoded(piped(bad_checksum), None);
-        assert!(out == text, "every byte, then the checksum fails");
-        assert!(reason(ended).contains("checksum"));
+        for (out, ended) in decoded_both_ways(&bad_checksum, Format::Gzip) {
+            assert!(out == text, "every byte, then the checksum fails");
+            assert!(reason(ended).contains("checksum"));
+        }
         let garbage = [gzip(b"a\n"), b"garbage".to_vec()].concat();
-        let (out, ended) = decoded(piped(garbage), None);
-        assert_eq!(out, b"a\n");
-        reason(ended);
+        for (out, ended) in decoded_both_ways(&garbage, Format::Gzip) {
+            assert_eq!(out, b"a\n");
+            reason(ended);
+        }
         let zstd_text = zstd(&text);
-        let (out, ended) = decoded(piped(zstd_text[..zstd_text.len() - 3].to_vec()), None);
-        assert!(text.starts_with(&out));
-        assert_eq!(reason(ended), "incomplete frame");
+        for (out, ended) in decoded_both_ways(&zstd_text[..zstd_text.len() - 3], Format::Zstd) {
+            assert!(text.starts_with(&out));
+            assert!(out.len() > text.len() / 2, "most of it: {}", out.len());
+            assert_eq!(reason(ended), "incomplete frame");
+        }
         let mut encoder = zstd::Encoder::new(Vec::new(), 3).unwrap();
         encoder.include_checksum(true).unwrap();
         encoder.write_all(&text).unwrap();
         let mut bad_checksum = encoder.finish().unwrap();
         *bad_checksum.last_mut().unwrap() ^= 1;
-        let (out, ended) = decoded(piped(bad_checksum), None);
-        // libzstd checks as it decodes the frame's last piece, and gives none of that piece.
-        assert!(text.starts_with(&out));
-        assert!(reason(ended).contains("checksum"));
+        for (out, ended) in decoded_both_ways(&bad_checksum, Format::Zstd) {
+            // libzstd checks as it decodes the frame's last piece, and gives none of that piece.
+            assert!(text.starts_with(&out));
+            assert!(reason(ended).contains("checksum"));
+        }
+    }
+
+    #[test]
+    fn a_reader_that_goes_ends_the_decoder() {
+        let text = vec![b'x'; 64 * PIECE];
+        for way in [None, Some(Format::Zstd)] {
+            // The source stays open: a decoder that went on past its reader's going would wait
+            // on it for ever, never telling how it ended.
+            let (source, mut writer) = std::io::pipe().unwrap();
+            let compressed = zstd(&text);
+            let _feeding = thread::spawn(move || writer.write_all(&compressed).map(|()| writer));
+            let source = File::from(std::os::fd::OwnedFd::from(source));
+            let decoding = match way {
+                None => decode(source).unwrap().1,
+                Some(format) => {
+                    let (mut pieces, decoding) = decode_file(source, format).unwrap();
+                    assert_eq!(pieces.read(&mut [0; 10]), 10);
+                    decoding
+                }
+            };
+            // The pipe's reader or the pieces dropped: the thread tells how it ended, and ends.
+            let told = decoding.ended.recv_timeout(testing::DEADLINE);
+            assert!(matches!(told, Ok(Ok(()))), "{way:?}: {told:?}");
+        }
     }
 
     #[test]
     fn a_failed_read_is_the_sources_failure() {
-        let dir = File::open(std::env::temp_dir()).unwrap();
-        let (out, ended) = decoded(dir, None);
-        assert!(out.is_empty());
-        match ended {
-            Err(Failure::Reading(error)) => assert_eq!(error.raw_os_error(), Some(21)),
-            other => panic!("{other:?} instead of a read failure"),
+        for way in [None, Some(Format::Gzip)] {
+            let dir = File::open(std::env::temp_dir()).unwrap();
+            let (out, ended) = decoded(dir, way);
+            assert!(out.is_empty());
+            match ended {
+                Err(Failure::Reading(error)) => assert_eq!(error.raw_os_error(), Some(21)),
+                other => panic!("{other:?} instead of a read failure"),
+            }
         }
     }
 
@@ -405,8 +660,7 @@ mod tests {
     #[test]
     fn a_slowly_written_stream_comes_out_as_it_decodes() {
         let (reader, writer) = std::io::pipe().unwrap();
-        let (pipe, _decoding) =
-            decode(File::from(std::os::fd::OwnedFd::from(reader)), None).unwrap();
+        let (pipe, _decoding) = decode(File::from(std::os::fd::OwnedFd::from(reader))).unwrap();
         let mut lines = lines_of(pipe);
         let mut gzip = GzEncoder::new(writer, Compression::default());
         let mut zstd = zstd::Encoder::new(Vec::new(), 3).unwrap();
@@ -425,8 +679,7 @@ mod tests {
             flushed.push(zstd.get_ref().len());
         }
         let (reader, mut writer) = std::io::pipe().unwrap();
-        let (pipe, _decoding) =
-            decode(File::from(std::os::fd::OwnedFd::from(reader)), None).unwrap();
+        let (pipe, _decoding) = decode(File::from(std::os::fd::OwnedFd::from(reader))).unwrap();
         let mut lines = lines_of(pipe);
         // The zstd stream in parts, each ending where a flush ended a block holding a line.
         for (n, line) in ["first", "second"].into_iter().enumerate() {

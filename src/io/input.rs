@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use crate::error::{Error, Failures};
 use crate::frame::Chunk;
-use crate::io::decode::{self, Decoding};
+use crate::io::decode::{self, Decoding, Pieces};
 use crate::io::fd;
 use crate::io::ranges::{Cut, Cuts, Range, complete_line, line_end_after, read_through, size_hint};
 use crate::io::sources::{How, Next, Opened, Source, Sources};
@@ -40,21 +40,54 @@ pub fn open(
     Ok((file, opened))
 }
 
-/// The source just opened, `opened`, as it is to be read: the pipe of a decoder started on it
-/// where [`Sources::how`] says [`How::Decoded`], and the decoder, whose end the reader of the pipe
-/// tells.
+/// The open source as a driver reads it: a handle to read (the source itself, or its decoder's
+/// pipe), or a regular file's decoded bytes, handed over in memory.
+#[derive(Debug)]
+pub enum Reading<F> {
+    /// Read with `read(2)`, or on the reactor.
+    Handle(F),
+    /// Taken from the decoder's thread, never waiting for input (a regular file's).
+    Pieces(Pieces),
+}
+
+impl<F> Reading<F> {
+    /// The handle, made into another kind of handle.
+    pub fn map<G>(self, into: impl FnOnce(F) -> G) -> Reading<G> {
+        match self {
+            Reading::Handle(handle) => Reading::Handle(into(handle)),
+            Reading::Pieces(pieces) => Reading::Pieces(pieces),
+        }
+    }
+
+    /// The handle, if the source is read through one.
+    pub fn handle(&self) -> Option<&F> {
+        match self {
+            Reading::Handle(handle) => Some(handle),
+            Reading::Pieces(_) => None,
+        }
+    }
+}
+
+/// The source just opened, `opened`, as it is to be read: where [`Sources::how`] says
+/// [`How::Decoded`], what its decoder, started on it, hands on, and the decoding, whose end the
+/// reader tells with [`tell_read`].
 pub fn decode_if_told(
     sources: &mut Sources,
     opened: Option<File>,
-) -> (Option<File>, Option<Decoding>) {
-    let Some(How::Decoded(format)) = sources.how() else {
-        return (opened, None);
-    };
+) -> (Option<Reading<File>>, Option<Decoding>) {
     let Some(file) = opened else {
         return (None, None);
     };
-    match decode::decode(file, format) {
-        Ok((pipe, decoding)) => (Some(pipe), Some(decoding)),
+    let started = match sources.how() {
+        Some(How::Decoded(None)) => {
+            decode::decode(file).map(|(pipe, decoding)| (Reading::Handle(pipe), decoding))
+        }
+        Some(How::Decoded(Some(format))) => decode::decode_file(file, format)
+            .map(|(pieces, decoding)| (Reading::Pieces(pieces), decoding)),
+        _ => return (Some(Reading::Handle(file)), None),
+    };
+    match started {
+        Ok((reading, decoding)) => (Some(reading), Some(decoding)),
         Err(error) => {
             sources.read(Err(error));
             (None, None)
@@ -62,12 +95,28 @@ pub fn decode_if_told(
     }
 }
 
+/// Tells `sources` what a read of the open source returned ([`Sources::read`]'s answer); at the
+/// end of a decoded source, how its decoding ended first.
+pub fn tell_read(
+    sources: &mut Sources,
+    decoding: &mut Option<Decoding>,
+    read: io::Result<usize>,
+) -> Option<usize> {
+    if matches!(read, Ok(0))
+        && let Some(decoding) = decoding.take()
+    {
+        sources.decoded(decoding.finish());
+    }
+    sources.read(read)
+}
+
 /// The sources as one byte stream, read synchronously.
 #[derive(Debug)]
 pub struct FileInput {
     sources: Sources,
-    /// The source [`Sources`] has open, if any; shared with threads reading it at offsets.
-    current: Option<Arc<File>>,
+    /// The source [`Sources`] has open, if any; a file is shared with threads reading it at
+    /// offsets.
+    current: Option<Reading<Arc<File>>>,
     /// Where output goes: refused as input, and watched while a read waits.
     output: Option<OwnedFd>,
     /// Where a source that cannot be opened or read is told, before the next is read.
@@ -76,7 +125,8 @@ pub struct FileInput {
     cuts: Option<Cuts>,
     /// Where line ends are looked for.
     scratch: Vec<u8>,
-    /// The decoder of the open source, when `-z` decodes it: `current` is then its pipe.
+    /// The decoding of the open source, when `-z` decodes it: `current` is then its pipe or its
+    /// pieces.
     decoding: Option<Decoding>,
 }
 
@@ -104,7 +154,7 @@ impl FileInput {
 
     /// Carries out what [`Sources`] says until it says to wait (when `wait` is false), read, or
     /// stop: the source to read, or `None` at the end.
-    fn until_read(&mut self, wait: bool) -> Result<Option<&Arc<File>>, Error> {
+    fn until_read(&mut self, wait: bool) -> Result<Option<&mut Reading<Arc<File>>>, Error> {
         loop {
             match self.sources.what_next() {
                 Next::Open(source) => {
@@ -112,12 +162,13 @@ impl FileInput {
                     let opened = open(&source, output, self.sources.decompresses());
                     let opened = self.sources.opened(opened);
                     let (file, decoding) = decode_if_told(&mut self.sources, opened);
-                    (self.current, self.decoding) = (file.map(Arc::new), decoding);
+                    let reading = file.map(|reading| reading.map(Arc::new));
+                    (self.current, self.decoding) = (reading, decoding);
                 }
                 Next::Report(error) => self.failures.add(error),
                 Next::Wait if wait => {
                     let gone = match (&self.current, &self.output) {
-                        (Some(file), Some(output)) => {
+                        (Some(Reading::Handle(file)), Some(output)) => {
                             !fd::wait_readable_unless_reader_gone(file.as_fd(), output.as_fd())
                         }
                         // Nothing to watch: the read waits by itself.
@@ -125,7 +176,7 @@ impl FileInput {
                     };
                     self.sources.waited(gone);
                 }
-                Next::Wait | Next::Read => return Ok(self.current.as_ref()),
+                Next::Wait | Next::Read => return Ok(self.current.as_mut()),
                 Next::End => {
                     self.current = None;
                     return Ok(None);
@@ -142,14 +193,12 @@ impl Input for FileInput {
     /// Fails only when the output is a pipe whose reader went away while this waited for input:
     /// a broken pipe, which the caller stops on as it would on a failed write.
     fn read(&mut self, buf: &mut [u8]) -> Result<usize, Error> {
-        while let Some(file) = self.until_read(true)? {
-            let read = fd::read(file, buf);
-            if matches!(read, Ok(0))
-                && let Some(decoding) = self.decoding.take()
-            {
-                self.sources.decoded(decoding.finish());
-            }
-            if let Some(n) = self.sources.read(read) {
+        while let Some(reading) = self.until_read(true)? {
+            let read = match reading {
+                Reading::Handle(file) => fd::read(file, buf),
+                Reading::Pieces(pieces) => Ok(pieces.read(buf)),
+            };
+            if let Some(n) = tell_read(&mut self.sources, &mut self.decoding, read) {
                 return Ok(n);
             }
         }
@@ -163,6 +212,7 @@ impl Input for FileInput {
         let waiting = self
             .current
             .as_ref()
+            .and_then(Reading::handle)
             .is_none_or(|file| fd::is_waiting_within(file.as_fd(), timeout));
         self.sources.polled(waiting);
         waiting
@@ -178,7 +228,8 @@ impl RangedInput for FileInput {
     /// say; anything else as a stream.
     fn next_piece(&mut self, size: usize, held: &mut Chunk) -> Result<Piece, Error> {
         if self.cuts.is_none() {
-            let Some(file) = self.until_read(false)?.map(Arc::clone) else {
+            let reading = self.until_read(false)?;
+            let Some(file) = reading.and_then(|reading| reading.handle()).map(Arc::clone) else {
                 return Ok(Piece::Stream);
             };
             if self.sources.how() != Some(How::File) {
@@ -189,7 +240,8 @@ impl RangedInput for FileInput {
             };
             self.cuts = Cuts::new(start, size_hint(&file), size, !held.bytes().is_empty());
         }
-        let (Some(cuts), Some(file)) = (&mut self.cuts, &self.current) else {
+        let file = self.current.as_ref().and_then(Reading::handle);
+        let (Some(cuts), Some(file)) = (&mut self.cuts, file) else {
             return Ok(Piece::Stream);
         };
         loop {
@@ -233,7 +285,8 @@ impl RangedInput for FileInput {
             debug_assert!(false, "ranges read with none handed out");
             return;
         };
-        let went_on = cuts.finish(failure).and_then(|at| match &self.current {
+        let file = self.current.as_ref().and_then(Reading::handle);
+        let went_on = cuts.finish(failure).and_then(|at| match file {
             Some(file) => (&**file).seek(SeekFrom::Start(at)).map(drop),
             None => Ok(()),
         });

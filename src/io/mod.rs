@@ -18,7 +18,7 @@
 //! | [`fd`] | descriptor facts and waits: pipe or file, input waiting, input or a gone reader, input is output, private non-blocking mode |
 //! | [`input`] | [`FileInput`], the sync driver of [`sources::Sources`]; opening a source, for both drivers |
 //! | [`output`] | [`Output`], the sync driver of [`gather::Gather`], in front of any writer; [`Stdout`] |
-//! | [`decode`] | `-z`: a gzip or zstd source decoded on a thread of its own into a pipe, read as any stream; what a source holds, by its first bytes |
+//! | [`decode`] | `-z`: a gzip or zstd source decoded on a thread of its own, a regular file's bytes handed over in memory, a stream's through a pipe read as any stream; what a source holds, by its first bytes |
 //! | [`ranges`] | a regular file read in ranges: [`ranges::Cuts`], the plain state that says range, read through or stream; reads at offsets, where lines end |
 
 pub mod decode;

@@ -16,7 +16,8 @@
 //! - A read that may wait watches the output meanwhile when it is a pipe, the one kind of output
 //!   whose reader can go away: the wait ends on input or on the reader going, and then the input
 //!   stops with a broken pipe, so `(echo a; sleep 30) | BIN | head -1` ends when `head` does. A
-//!   regular file never waits, and a read that a poll just found ready need not watch.
+//!   regular file never waits, decoded (`-z`) or not, and a read that a poll just found ready
+//!   need not watch.
 //!
 //! A driver's loop: ask [`Sources::what_next`]; on [`Next::Open`] open the source with
 //! [`input::open`](crate::io::input::open) and tell [`Sources::opened`]; on [`Next::Report`] hand
@@ -85,8 +86,8 @@ pub enum Next {
 
 /// How an open source is read: the one decision each kind of source adds to, made when it opens
 /// ([`Sources::opened`], from what [`Opened`] says). A new kind (a compressed source, read through
-/// its decoder) is a variant here and a fact in [`Opened`]: drivers read anything but
-/// [`How::File`] as a stream, and only a `File` is ever cut into ranges.
+/// its decoder) is a variant here and a fact in [`Opened`]: only a `File` is ever cut into
+/// ranges, and only what [`How::may_wait`] is waited for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum How {
     /// As it comes: a pipe, a terminal, a device. A read may wait.
@@ -94,10 +95,21 @@ pub enum How {
     /// A regular file: a read never waits, and other threads may read it in ranges at offsets
     /// ([`ranges`](crate::io::ranges)) while the stream goes on from the file's own offset.
     File,
-    /// `-z`: through a decoder ([`decode::decode`](crate::io::decode::decode), with the format
-    /// if known, `None` for the decoder to sniff), read as a stream from its pipe, whose end is
-    /// told with [`Sources::decoded`].
+    /// `-z`: through a decoder on a thread of its own, whose end is told with
+    /// [`Sources::decoded`]. A regular file, its format sniffed (`Some`), is never live: its
+    /// decoded bytes come in memory ([`decode::decode_file`](crate::io::decode::decode_file)),
+    /// and a read never waits for more than the decoder's next piece, as a file's read waits
+    /// for the disk. A stream (`None`, for the decoder to sniff) is read as a stream from the
+    /// decoder's pipe ([`decode::decode`](crate::io::decode::decode)), where live input waits.
     Decoded(Option<Format>),
+}
+
+impl How {
+    /// Whether a read may wait for input that has not come, and the output's reader is to be
+    /// watched meanwhile: a stream's, decoded or not; never a regular file's.
+    pub fn may_wait(self) -> bool {
+        !matches!(self, How::File | How::Decoded(Some(_)))
+    }
 }
 
 /// The source being read and what is known of it.
@@ -159,9 +171,10 @@ impl Sources {
     }
 
     /// With `decompress` (`-z`), each source that begins as gzip or zstd does is decoded, and any
-    /// other is read as it is: a regular file is sniffed when it opens and decoded as a stream
-    /// (never read in ranges) when compressed; a stream, whose bytes can be read only once, goes
-    /// through the decoder, which sniffs it and passes plain bytes on.
+    /// other is read as it is: a regular file is sniffed when it opens and, when compressed,
+    /// decoded in memory as a whole (never read in ranges); a stream, whose bytes can be read
+    /// only once, goes through the decoder's pipe, the decoder sniffing it and passing plain
+    /// bytes on.
     pub fn decompress(&mut self, decompress: bool) {
         self.decompress = decompress;
     }
@@ -180,7 +193,7 @@ impl Sources {
             return Next::ReaderGone;
         }
         match &self.current {
-            Some(current) if self.output_is_pipe && current.how != How::File && !current.ready => {
+            Some(current) if self.output_is_pipe && current.how.may_wait() && !current.ready => {
                 Next::Wait
             }
             Some(_) => Next::Read,
@@ -280,7 +293,7 @@ impl Sources {
     /// [`polled`](Self::polled).
     pub fn is_waiting(&self) -> Option<bool> {
         match &self.current {
-            Some(current) if current.how == How::File || current.ready => Some(true),
+            Some(current) if !current.how.may_wait() || current.ready => Some(true),
             Some(_) => None,
             None => Some(true),
         }
@@ -455,7 +468,12 @@ mod tests {
         sources.output_is_pipe(true);
         open(&mut sources, "a.gz", Ok(gzip));
         assert_eq!(sources.how(), Some(How::Decoded(Some(Format::Gzip))));
-        assert_eq!(next(&mut sources), "Wait", "its pipe may wait");
+        assert_eq!(
+            next(&mut sources),
+            "Read",
+            "a file's decoding never waits for input"
+        );
+        assert_eq!(sources.is_waiting(), Some(true));
         let bad = io::Error::other("bad");
         sources.decoded(Err(Failure::Decompressing(bad)));
         assert_eq!(sources.read(Ok(0)), None);
@@ -472,6 +490,12 @@ mod tests {
             sources.how(),
             Some(How::Decoded(None)),
             "sniffed by the decoder"
+        );
+        assert_eq!(next(&mut sources), "Wait", "its pipe may wait");
+        assert_eq!(
+            sources.is_waiting(),
+            None,
+            "only a poll of its pipe can tell"
         );
         let directory = io::Error::from_raw_os_error(21);
         sources.decoded(Err(Failure::Reading(directory)));
