@@ -1,7 +1,11 @@
 # shellcheck shell=bash
 # throughput.sh's compressed section (issue 23), sourced by it: what the headline pipe
 # `zcat F.gz | X` costs, against `X -z`, which decodes in process on a thread of its own. On the
-# logs and the man page sources, each compressed with `gzip -6` and with `zstd -3`:
+# first quarter of the logs and of the man page sources (COMPRESSED_BYTES, 64 MiB at full size:
+# the decoders' and the pipe's costs scale with the bytes, and the whole texts made this section
+# three quarters of the main job), each compressed with `gzip -6` and with `zstd -3`, every
+# variant but `pipeline --batch 1` (the slowest per line, a line a message: its cost per line is
+# the main tables' and sweep.sh's, and every binary is still here, pipeline at --batch 1000):
 #   `zcat F.gz | X`, `pigz -dc F.gz | X`, `X -z F.gz`; `zstd -dc F.zst | X`, `X -z F.zst`;
 #   each decoder alone to /dev/null as the reference: zcat, pigz, zstd, and tools' `decode`, the
 #   crates the binaries decode with, in the same pieces, alone: the floor of `X -z`;
@@ -10,6 +14,11 @@
 #
 # Needs gzip, pigz, zstd and /usr/bin/time: sudo apt-get install gzip pigz zstd time
 
+COMPRESSED_BYTES=$((TEXT_BYTES / 4))
+
+# mib BYTES: BYTES in MiB, or in KiB below a MiB (tiny runs).
+mib() { if (($1 >> 20)); then echo "$(($1 >> 20)) MiB"; else echo "$(($1 >> 10)) KiB"; fi; }
+
 # compressed_section TABLE: times the compressed pipes and appends the tables to TABLE.
 compressed_section() {
     local table=$1 text file gz zst labels=() commands=() variant cmd i json
@@ -17,7 +26,7 @@ compressed_section() {
     require zstd "sudo apt-get install zstd"
     require /usr/bin/time "sudo apt-get install time"
     for text in logs man; do
-        file=$(text_file "$text")
+        file=$(text_file "$text" "$COMPRESSED_BYTES")
         gz=$file.gz zst=$file.zst
         [[ -f $gz ]] || gzip -6 -n -c "$file" > "$gz"
         [[ -f $zst ]] || zstd -3 -q -c "$file" > "$zst"
@@ -35,6 +44,7 @@ compressed_section() {
             esac
             local checks=()
             while read -r variant; do
+                [[ $variant != "pipeline --batch 1" ]] || continue
                 cmd=$(command_of "$variant")
                 case $format in
                     gzip)
@@ -56,8 +66,10 @@ compressed_section() {
                 echo
                 echo "## $(basename "$file"), $format: the decoders alone, \`DECODER F | X\` and \`X -z F\`"
                 echo
-                echo "F is $(basename "$file") compressed with $([[ $format == gzip ]] && echo 'gzip -6' || echo 'zstd -3')" \
-                    "($(stat -c %s "$([[ $format == gzip ]] && echo "$gz" || echo "$zst")") bytes); MiB/s counts decoded bytes."
+                echo "F is $(basename "$file"), the first $(mib "$COMPRESSED_BYTES") of the $text text (a quarter of the tables above)," \
+                    "compressed with $([[ $format == gzip ]] && echo 'gzip -6' || echo 'zstd -3')" \
+                    "($(stat -c %s "$([[ $format == gzip ]] && echo "$gz" || echo "$zst")") bytes); MiB/s counts decoded bytes." \
+                    "\`pipeline --batch 1\` is left out here: the tables above have its per-line cost."
                 echo
                 "$REPORT" table --bytes "$(stat -c %s "$file")" --reference "${labels[0]}" "$json"
             } >> "$table"

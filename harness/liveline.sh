@@ -13,13 +13,14 @@
 # the table on stdout.
 #
 # Environment, beside lib.sh's: PROBES (probes a command and condition: 1000 at full size, 200
-# small, 20 tiny), LINES (lines a start, 5), LIMIT_MS (250), BUSY (busy loops when loaded, 3).
+# small, 10 tiny: two starts, a smoke run), LINES (lines a start, 5), LIMIT_MS (250), BUSY (busy
+# loops when loaded, 3).
 # BIN_DIR=target/debug probes the debug builds the tests run.
 
 # shellcheck source=harness/lib.sh
 source "$(dirname "$0")/lib.sh"
 
-PROBES=${PROBES:-$(by_size 20 200 1000)}
+PROBES=${PROBES:-$(by_size 10 200 1000)}
 LINES=${LINES:-5}
 LIMIT_MS=${LIMIT_MS:-250}
 BUSY=${BUSY:-3}

@@ -350,7 +350,9 @@ fn input_that_is_the_output_is_refused() {
         .expect("opening");
     let watched = OwnedFd::from(output.try_clone().expect("dup"));
     let input = FileInput::new(Sources::new(&[path.clone(), other.clone()]), Some(watched));
-    run(&knobs(2, 1000), input, &output).expect("runs");
+    within("the run in process", move || {
+        run(&knobs(2, 1000), input, &output).expect("runs");
+    });
     let after = fs::read(&path).expect("reading");
     assert!(after == [&contents[..], &reference(&others)[..]].concat());
 
@@ -440,9 +442,12 @@ fn a_read_error_in_a_range_is_reported_and_the_file_skipped() {
             self.1 = false;
         }
     }
-    let mut output = Vec::new();
     let input = OneFile(Some(Arc::new(write_only())), true);
-    let stats = run(&knobs(2, 1000), input, &mut output).expect("runs");
+    let (output, stats) = within("the run in process", move || {
+        let mut output = Vec::new();
+        let stats = run(&knobs(2, 1000), input, &mut output).expect("runs");
+        (output, stats)
+    });
     assert!(output.is_empty() && stats.lines == 0);
 
     let mut command = batched(&["--chunk-size", "1K", "-"]);
@@ -507,14 +512,13 @@ fn stats_count_the_bytes_the_workers_read() {
     let path = scratch("counted");
     let input = numbered_lines(0, 10_000);
     fs::write(&path, &input).expect("writing");
-    let mut output = Vec::new();
     let files = [path];
-    let stats = run(
-        &knobs(2, 1000),
-        FileInput::new(Sources::new(&files), None),
-        &mut output,
-    )
-    .expect("runs");
+    let files_input = FileInput::new(Sources::new(&files), None);
+    let (output, stats) = within("the run in process", move || {
+        let mut output = Vec::new();
+        let stats = run(&knobs(2, 1000), files_input, &mut output).expect("runs");
+        (output, stats)
+    });
     assert_eq!(stats.bytes_in, input.len() as u64);
     assert_eq!(stats.lines, 10_000);
     assert_eq!(stats.bytes_out, output.len() as u64);

@@ -655,6 +655,44 @@ fn no_thread_under_a_memory_limit_is_one_line_and_exit_1() {
     );
 }
 
+/// `pipeline` under `ulimit -v` limits from the least in which it starts up to where it runs,
+/// and closely, several runs a limit, around the least in which it first ran: there tokio can
+/// start one worker thread but not the next, and its build's panic, once a worker had taken its
+/// task, waited in the unwinding for that worker for ever (now and then: a hang in a few of
+/// the runs). Every run must end by the deadline, succeeding or failing cleanly.
+#[test]
+fn pipeline_never_hangs_starting_its_workers_under_a_memory_limit() {
+    let variant = variants()
+        .into_iter()
+        .find(|variant| variant.program == "pipeline" && variant.args.is_empty())
+        .expect("pipeline at its defaults");
+    let input = b"a b\n";
+    // Whether a run under `ulimit -v KIB` succeeded; a run that fails must fail cleanly.
+    let runs = |kib: u64| {
+        let mut child = spawn_piped(limited(variant, &format!("ulimit -v {kib}")));
+        feed(child.stdin.take().expect("stdin"), input.to_vec());
+        let finished = finish(child, DEADLINE);
+        if finished.status.success() {
+            assert_eq!(finished.stdout, reference(input), "ulimit -v {kib}");
+        } else {
+            assert_fails_cleanly(variant, &finished);
+        }
+        finished.status.success()
+    };
+    // The least limit, to the next MiB, under which a run succeeded: the workers' stacks
+    // (available_parallelism of them) and their heaps, past what the binary needs to start.
+    let least = least_address_space(variant) + 1000;
+    let first_ran = (least..least + 1_000_000)
+        .step_by(1000)
+        .find(|&kib| runs(kib))
+        .expect("pipeline runs in some address space");
+    for kib in (first_ran.saturating_sub(4000).max(least)..first_ran + 3000).step_by(250) {
+        for _ in 0..6 {
+            runs(kib);
+        }
+    }
+}
+
 /// `BIN /dev/zero` under `ulimit -v`: one endless line, held whole until it ends, outgrows any
 /// memory. The binary must say so in one line and exit 1, not abort. The same limit leaves room
 /// for an ordinary run, so it is the line that fails, not the start (docs/CONTRACT.md §7, §8.4).
