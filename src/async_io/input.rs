@@ -203,9 +203,10 @@ impl AsyncInput for AsyncFileInput {
                         // Taken inline, as a regular file is read: the decoder's next piece is
                         // never long in coming.
                         Some(Reading::Pieces(pieces)) => Ok(pieces.read_with(|bytes| {
-                            let n = match buf.has_remaining_mut() {
-                                true => bytes.len().min(buf.chunk_mut().len()),
-                                false => 0,
+                            let n = if buf.has_remaining_mut() {
+                                bytes.len().min(buf.chunk_mut().len())
+                            } else {
+                                0
                             };
                             buf.put_slice(&bytes[..n]);
                             n

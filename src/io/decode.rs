@@ -285,12 +285,11 @@ impl PiecesOut {
 impl Out for PiecesOut {
     fn room(&mut self) -> Option<&mut [u8]> {
         if self.piece.is_empty() {
-            let mut piece = match self.made < PIECES {
-                true => {
-                    self.made += 1;
-                    Vec::new()
-                }
-                false => self.empty.recv().ok()?,
+            let mut piece = if self.made < PIECES {
+                self.made += 1;
+                Vec::new()
+            } else {
+                self.empty.recv().ok()?
             };
             // Zeroes only what was never written: a whole piece handed back needs none.
             piece.resize(PIECE, 0);
