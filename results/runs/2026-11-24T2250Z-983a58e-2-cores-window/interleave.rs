@@ -39,6 +39,117 @@ unsafe fn line(from: &mut *const u8, to: &mut *mut u8) {
     }
 }
 
+/// One line rendered whole: a line longer than its window is looked through a window at a time,
+/// its header written when its end is found, and its bytes copied in 64-byte pieces. `None` where
+/// its windows would pass `end` (the caller renders the rest another way).
+#[inline(always)]
+unsafe fn whole_line<const TWO: bool>(from: &mut *const u8, to: &mut *mut u8, end: *const u8) -> Option<()> {
+    unsafe {
+        let newline = _mm512_set1_epi8(b'\n' as i8);
+        let space = _mm512_set1_epi8(b' ' as i8);
+        let w = _mm512_loadu_si512(from.cast());
+        let nl = _mm512_cmpeq_epi8_mask(w, newline);
+        let sp = _mm512_cmpeq_epi8_mask(w, space);
+        if TWO && from.add(128) <= end {
+            // Two windows, branch-free for lines up to 128 bytes.
+            let w2 = _mm512_loadu_si512(from.add(64).cast());
+            let nl2 = _mm512_cmpeq_epi8_mask(w2, newline);
+            let sp2 = _mm512_cmpeq_epi8_mask(w2, space);
+            let nl128 = u128::from(nl) | u128::from(nl2) << 64;
+            if nl128 != 0 {
+                let sp128 = u128::from(sp) | u128::from(sp2) << 64;
+                let length = nl128.trailing_zeros() as usize + 1;
+                let h = &HEADERS[(sp128 & nl128.wrapping_sub(1)).count_ones().min(64) as usize];
+                _mm_storeu_si128(to.cast(), _mm_loadu_si128(h.as_ptr().cast()));
+                let t = to.add(h[15] as usize);
+                _mm512_storeu_si512(t.cast(), w);
+                _mm512_storeu_si512(t.add(64).cast(), w2);
+                *to = t.add(length);
+                *from = from.add(length);
+                return Some(());
+            }
+        } else if nl != 0 {
+            let length = nl.trailing_zeros() as usize + 1;
+            let h = &HEADERS[(sp & nl.wrapping_sub(1)).count_ones() as usize];
+            _mm_storeu_si128(to.cast(), _mm_loadu_si128(h.as_ptr().cast()));
+            let t = to.add(h[15] as usize);
+            _mm512_storeu_si512(t.cast(), w);
+            *to = t.add(length);
+            *from = from.add(length);
+            return Some(());
+        }
+        let mut count = sp.count_ones() as usize;
+        let mut at = *from;
+        let (nl, sp) = loop {
+            at = at.add(64);
+            if at.add(64) > end { return None; }
+            let w = _mm512_loadu_si512(at.cast());
+            let nl = _mm512_cmpeq_epi8_mask(w, newline);
+            let sp = _mm512_cmpeq_epi8_mask(w, space);
+            if nl != 0 { break (nl, sp); }
+            count += sp.count_ones() as usize;
+        };
+        count += (sp & nl.wrapping_sub(1)).count_ones() as usize;
+        let length = at as usize - *from as usize + nl.trailing_zeros() as usize + 1;
+        let h = &HEADERS[count.min(7)];
+        _mm_storeu_si128(to.cast(), _mm_loadu_si128(h.as_ptr().cast()));
+        let t = to.add(h[15] as usize);
+        let mut piece = 0;
+        while piece < length {
+            _mm512_storeu_si512(t.add(piece).cast(), _mm512_loadu_si512(from.add(piece).cast()));
+            piece += 64;
+        }
+        *to = t.add(length);
+        *from = from.add(length);
+        Some(())
+    }
+}
+
+/// A chunk rendered whole in K parts (each starting after a newline) taken in lockstep, each part
+/// into its own output; the parts' last lines, whose windows would pass the chunk, by the block
+/// walk. Returns each part's rendering's length.
+#[target_feature(enable = "avx512f,avx512bw,popcnt,bmi1,bmi2")]
+unsafe fn render_parts<const K: usize, const TWO: bool>(chunk: &[u8], outs: &mut [Vec<u8>; K]) -> [usize; K] {
+    unsafe {
+        let mut starts = [0; K];
+        for k in 1..K {
+            let guess = k * chunk.len() / K;
+            starts[k] = memchr(&chunk[guess..]).map_or(chunk.len(), |i| guess + i + 1);
+        }
+        let ends: [usize; K] = std::array::from_fn(|k| if k + 1 < K { starts[k + 1] } else { chunk.len() });
+        let base = chunk.as_ptr();
+        let window_end = base.add(chunk.len());
+        let mut from: [*const u8; K] = std::array::from_fn(|k| base.add(starts[k]));
+        let mut to: [*mut u8; K] = std::array::from_fn(|k| outs[k].as_mut_ptr());
+        let part_end: [*const u8; K] = std::array::from_fn(|k| base.add(ends[k]));
+        // Lockstep while every part has a line whose first window lies in the chunk.
+        let last = window_end.wrapping_sub(64);
+        'lockstep: while (0..K).all(|k| from[k] < part_end[k] && from[k] <= last) {
+            for k in 0..K {
+                if whole_line::<TWO>(&mut from[k], &mut to[k], window_end).is_none() { break 'lockstep; }
+            }
+        }
+        let mut lengths = [0; K];
+        for k in 0..K {
+            // Each part alone, then its rest (the chunk's last window) by the block walk.
+            while from[k] < part_end[k] && from[k] <= last {
+                if whole_line::<TWO>(&mut from[k], &mut to[k], window_end).is_none() { break; }
+            }
+            let mut rendered = to[k] as usize - outs[k].as_ptr() as usize;
+            let rest = &chunk[from[k] as usize - base as usize..ends[k]];
+            if !rest.is_empty() {
+                outs[k].set_len(rendered);
+                Implementation::Avx512.render_chunk(&mut outs[k], rest);
+                rendered = outs[k].len();
+            }
+            lengths[k] = rendered;
+        }
+        lengths
+    }
+}
+
+fn memchr(bytes: &[u8]) -> Option<usize> { bytes.iter().position(|&b| b == b'\n') }
+
 #[target_feature(enable = "avx512f,avx512bw,popcnt,bmi1,bmi2")]
 unsafe fn streams<const K: usize>(chunk: &[u8], outs: &mut [Vec<u8>; K]) -> usize {
     unsafe {
@@ -64,7 +175,16 @@ fn main() {
     let mut outs2 = [room(2), room(2)];
     let mut outs4 = [room(4), room(4), room(4), room(4)];
     let mut out = Vec::with_capacity(256 * 1024 * 3);
-    println!("round\tblock_walk_ms\twindow_x1_ms\twindow_x2_ms\twindow_x4_ms");
+    // The parts' renderings, joined, against the block walk's, chunk by chunk.
+    for c in &chunks {
+        out.clear();
+        Implementation::Avx512.render_chunk(&mut out, c);
+        for lengths in [unsafe { render_parts::<4, false>(c, &mut outs4) }, unsafe { render_parts::<4, true>(c, &mut outs4) }] {
+            let joined: Vec<u8> = (0..4).flat_map(|k| unsafe { std::slice::from_raw_parts(outs4[k].as_ptr(), lengths[k]) }.iter().copied()).collect();
+            assert!(joined == out, "parts differ from the block walk");
+        }
+    }
+    println!("round\tblock_walk_ms\twindow_x1_ms\twindow_x2_ms\twindow_x4_ms\tparts_x4_ms\tparts_x4_joined_ms\tparts_x4_two_ms");
     for round in 0..9 {
         let ms = |t: Instant| t.elapsed().as_secs_f64() * 1e3;
         let mut s = 0;
@@ -80,7 +200,22 @@ fn main() {
         let t = Instant::now();
         for c in &chunks { s += unsafe { streams::<4>(c, &mut outs4) }; }
         let x4 = ms(t);
+        let t = Instant::now();
+        for c in &chunks { s += unsafe { render_parts::<4, false>(c, &mut outs4) }[0]; }
+        let parts = ms(t);
+        // The same, and the parts copied after each other into one buffer (a join in the kernel).
+        let t = Instant::now();
+        for c in &chunks {
+            let lengths = unsafe { render_parts::<4, false>(c, &mut outs4) };
+            out.clear();
+            for k in 0..4 { out.extend_from_slice(unsafe { std::slice::from_raw_parts(outs4[k].as_ptr(), lengths[k]) }); }
+            s += out.len();
+        }
+        let joined = ms(t);
+        let t = Instant::now();
+        for c in &chunks { s += unsafe { render_parts::<4, true>(c, &mut outs4) }[0]; }
+        let parts_two = ms(t);
         std::hint::black_box(s);
-        println!("{round}\t{block:.1}\t{x1:.1}\t{x2:.1}\t{x4:.1}");
+        println!("{round}\t{block:.1}\t{x1:.1}\t{x2:.1}\t{x4:.1}\t{parts:.1}\t{joined:.1}\t{parts_two:.1}");
     }
 }
