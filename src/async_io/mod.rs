@@ -10,7 +10,7 @@
 //! | module | holds |
 //! | --- | --- |
 //! | [`runtime`] | starting the runtime as an error, not a panic; shutting it down without waiting |
-//! | [`file`] | [`AsyncFile`]: a descriptor on the reactor through a description of its own, or inline |
+//! | [`file`](mod@file) | [`AsyncFile`]: a descriptor on the reactor through a description of its own, or inline |
 //! | [`input`] | [`AsyncInput`]; [`AsyncFileInput`], the async driver of `Sources`, its waits on the reactor; the input as a stream of lines |
 //! | [`output`] | [`AsyncOutput`], the async driver of `Gather`, in front of any `AsyncWrite`, also a `Sink` |
 

@@ -3,7 +3,7 @@
 //!
 //! Input arrives in reads of any size; lines are handed out as slices of the buffer, so no line is
 //! copied or allocated. A line that does not end within the bytes read so far stays in the buffer
-//! and is completed by the next read; one longer than the whole buffer grows it, through [`grow`]:
+//! and is completed by the next read; one longer than the whole buffer grows it, through `grow`:
 //! a line longer than the memory available is an error, never an abort.
 
 pub mod shared;
