@@ -5,7 +5,8 @@
 //! Under load, chunks go round in slots: the calling thread fills one with whole lines (or, for a
 //! regular file, names a range of it, which the worker reads itself at its offset), a worker
 //! renders it and writes it when its turn comes, and the slot goes back to the calling thread to
-//! be filled again. Only `threads + queue` slots exist and their buffers are reused, so memory is
+//! be filled again; or, while ranges the calling thread has cut ahead wait, straight back to a
+//! worker with the next, so that the calling thread wakes once for many ranges. Only `threads + queue` slots exist and their buffers are reused, so memory is
 //! bounded by the settings and the longest line, the steady state allocates nothing, and a slow
 //! output holds reading back. Slots are numbered as handed out; [`Reorder`](crate::parallel::Reorder) puts them back in that
 //! order, under a lock that is held only to queue and to take renderings: the writing itself is
@@ -41,7 +42,7 @@ use crate::parallel::{Slots, join, spawn};
 use crate::stats::{StageClock, Stats};
 
 use round::{Flight, work};
-use writing::Writing;
+use writing::{EndsWorkers, Writing};
 
 /// The most bytes the reading thread renders itself when the input goes idle: input arriving a
 /// little at a time, for which a hand-off to a worker would cost more than the rendering. More
@@ -82,7 +83,8 @@ pub fn run(
     let writing = Writing::new(slots, Output::new(output, 0));
     let bytes_read_here = thread::scope(|scope| {
         // Room for every slot in each, and for one error from each worker, so that no send ever
-        // blocks. Made in the scope, so that an early return ends the workers started.
+        // blocks. Made in the scope, so that an early return ends the workers started; handed
+        // to `writing` once they all have, which ends them on the way out.
         let (to_workers, jobs) = bounded(slots);
         let (to_reader, freed) = bounded(slots + knobs.threads);
         let mut workers = Vec::with_capacity(knobs.threads);
@@ -93,21 +95,17 @@ pub fn run(
                 work(jobs, to_reader, writing, clock)
             })?);
         }
+        writing::lock(&writing)?.to_workers = Some(to_workers);
+        let ends_workers = EndsWorkers(&writing);
         let mut flight = Flight {
             slots: Slots::new(slots),
             chunk_size: knobs.chunk_size,
-            next_number: 0,
-            to_workers,
             freed,
             writing: &writing,
             clock: StageClock::new("reader", knobs.clocks),
         };
         let read = read_all(knobs.chunk_size, &mut input, &mut flight);
-        let Flight {
-            to_workers,
-            mut clock,
-            ..
-        } = flight;
+        let Flight { mut clock, .. } = flight;
         if read.is_err() {
             // Nothing more is written: the workers only hand their slots back, and end. (A lock
             // poisoned by a worker's panic says as much already.)
@@ -117,7 +115,7 @@ pub fn run(
         }
         // The workers end when their channel closes. Each is joined here, even after one has
         // panicked, so that no panic is left for the scope to raise.
-        drop(to_workers);
+        drop(ends_workers);
         let mut fault = None;
         for worker in workers {
             match join(worker) {

@@ -1,9 +1,10 @@
 //! The slot round: a chunk of lines (or a range of a file) in a [`Slot`], handed out by the
 //! calling thread's [`Flight`], read and rendered by a worker ([`work`]), written in its turn
-//! ([`submit`]), and handed back to be filled again.
+//! ([`submit`]), and handed back to be filled again, or straight to a worker again with a range
+//! cut ahead.
 
 use std::io::{self, Write};
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 
 use crossbeam_channel::{Receiver, Sender};
 
@@ -65,14 +66,17 @@ impl Slot {
     }
 }
 
+/// The most ranges of a file cut ahead while every slot is out: the calling thread then waits
+/// until the slots written have taken them all, so that it wakes once for this many chunks.
+/// A range is a few words, and cutting it reads a few KiB.
+const CUT_AHEAD: usize = 16;
+
 /// The calling thread's side of the round: slots free or out, handed to the workers in input
-/// order. The slots come back once written, by whichever thread wrote them.
+/// order. The slots come back once written, by whichever thread wrote them, unless they go
+/// straight back to a worker with a range cut ahead.
 pub(super) struct Flight<'a, W> {
     pub(super) slots: Slots<Slot>,
     pub(super) chunk_size: usize,
-    /// The number the next slot handed out takes.
-    pub(super) next_number: u64,
-    pub(super) to_workers: Sender<Slot>,
     /// Slots written, or the error that ended writing.
     pub(super) freed: Receiver<Result<Slot, Error>>,
     pub(super) writing: &'a Mutex<Writing<W>>,
@@ -83,12 +87,17 @@ pub(super) struct Flight<'a, W> {
 }
 
 impl<W: Write> Flight<'_, W> {
-    /// A free slot, waiting for one to come back if all are out.
-    pub(super) fn slot(&mut self) -> Result<Slot, Error> {
-        // Slots come back, and a failed write is noticed, without waiting.
+    /// Takes back the slots that have come back, and notices a failed write, without waiting.
+    fn take_freed(&mut self) -> Result<(), Error> {
         while let Ok(freed) = self.freed.try_recv() {
             self.slots.give_back(freed?);
         }
+        Ok(())
+    }
+
+    /// A free slot, waiting for one to come back if all are out.
+    pub(super) fn slot(&mut self) -> Result<Slot, Error> {
+        self.take_freed()?;
         loop {
             let size = self.chunk_size;
             if let Some(slot) = self.slots.take(|| Slot::new(size)) {
@@ -98,30 +107,43 @@ impl<W: Write> Flight<'_, W> {
         }
     }
 
-    /// Numbers `slot` in input order.
-    pub(super) fn number(&mut self, slot: &mut Slot) {
-        slot.number = self.next_number;
-        self.next_number += 1;
-    }
-
-    /// Hands `slot` to a worker.
-    pub(super) fn send(&mut self, mut slot: Slot) -> Result<(), Error> {
-        self.number(&mut slot);
-        self.to_workers.send(slot).map_err(|_| panicked())
-    }
-
     /// Hands the whole lines in `chunk` to a worker.
     pub(super) fn send_lines(&mut self, chunk: &mut Chunk) -> Result<(), Error> {
         let mut slot = self.slot()?;
         chunk.take_lines(&mut slot.input)?;
-        self.send(slot)
+        lock(self.writing)?.send(slot)
     }
 
-    /// Hands a range of a file to a worker, to read and render.
+    /// Hands a range of a file to a worker, to read and render: in a free slot, else cut ahead
+    /// for the next slot written to take. Past [`CUT_AHEAD`] ranges waiting, waits for slots to
+    /// come back, which they do once those are taken.
     pub(super) fn send_range(&mut self, range: Range) -> Result<(), Error> {
-        let mut slot = self.slot()?;
-        slot.range = Some(range);
-        self.send(slot)
+        let writing = self.writing;
+        let mut state = lock(writing)?;
+        state.ahead.push_back(range);
+        // A slot written comes back here only when no range waits for it: taking back, under
+        // the lock, those that have, no range is left waiting while a slot is free.
+        self.take_freed()?;
+        self.fill_slots(&mut state)?;
+        let waiting = state.ahead.len();
+        drop(state);
+        if waiting >= CUT_AHEAD {
+            self.receive()?;
+        }
+        Ok(())
+    }
+
+    /// Hands the ranges cut ahead to the free slots, in order.
+    fn fill_slots(&mut self, state: &mut MutexGuard<'_, Writing<W>>) -> Result<(), Error> {
+        while !state.ahead.is_empty() {
+            let size = self.chunk_size;
+            let Some(mut slot) = self.slots.take(|| Slot::new(size)) else {
+                break;
+            };
+            slot.range = state.ahead.pop_front();
+            state.send(slot)?;
+        }
+        Ok(())
     }
 
     /// Renders the whole lines in `chunk` here, and writes them after what the workers hold.
@@ -130,7 +152,7 @@ impl<W: Write> Flight<'_, W> {
             let mut slot = self.slot()?;
             chunk.take_lines(&mut slot.input)?;
             slot.render()?;
-            self.number(&mut slot);
+            lock(self.writing)?.number(&mut slot);
             let slots = &mut self.slots;
             submit(self.writing, slot, |slot| slots.give_back(slot))?;
         }
@@ -203,6 +225,43 @@ mod tests {
 
     use super::*;
     use crate::io::{Output, testing};
+    use crate::strategy::batched::writing::EndsWorkers;
+
+    /// A slot written goes straight back to a worker with the next range cut ahead, in order, and
+    /// comes back to the calling thread only once none is left.
+    #[test]
+    fn a_slot_written_takes_the_next_range_cut_ahead() {
+        let file = Arc::new(testing::file(b"a\nb c\nd e f\n"));
+        let range = |at, len| Range {
+            file: Arc::clone(&file),
+            at,
+            len,
+        };
+        let mut out = Vec::new();
+        let writing = Writing::new(1, Output::new(&mut out, 0));
+        let (to_workers, jobs) = bounded(1);
+        let (freed, written) = bounded(1);
+        {
+            let mut state = writing.lock().unwrap();
+            state.to_workers = Some(to_workers);
+            state.ahead.extend([range(2, 4), range(6, 6)]);
+            let mut slot = Slot::new(4);
+            slot.range = Some(range(0, 2));
+            state.send(slot).unwrap();
+        }
+        let came_back = std::thread::scope(|scope| {
+            let worker = scope.spawn(|| work(jobs, freed, &writing, StageClock::new("w", false)));
+            let came_back = written.recv().unwrap();
+            drop(EndsWorkers(&writing));
+            worker.join().unwrap();
+            came_back
+        });
+        assert_eq!(came_back.unwrap().number, 2, "one slot, round three times");
+        let writing = writing.into_inner().unwrap();
+        assert_eq!((writing.lines, writing.bytes_read_by_workers), (3, 12));
+        drop(writing);
+        assert_eq!(out, b"[spaces: 0]a\n[spaces: 1]b c\n[spaces: 2]d e f\n");
+    }
 
     /// A worker reads its slot's range of a file itself, renders it, and writes it in its turn:
     /// handed the later range first, it leaves that one for whoever writes the earlier. A range

@@ -1,13 +1,17 @@
 //! The renderings on their way out: put back in input order, and written by whichever thread's
 //! turn it is, outside the lock, so that the others queue theirs meanwhile.
 
+use std::collections::VecDeque;
 use std::io::{self, Write};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use crossbeam_channel::Sender;
 
 use super::panicked;
 use super::round::Slot;
 use crate::error::Error;
 use crate::io::Output;
+use crate::io::ranges::Range;
 use crate::parallel::Reorder;
 
 /// The renderings on their way out, shared by every thread that writes: the calling thread for
@@ -22,8 +26,18 @@ pub(super) struct Writing<W> {
     pub(super) lines: u64,
     /// Bytes the workers read themselves, counted as their slots are written.
     pub(super) bytes_read_by_workers: u64,
-    /// The first range that could not be read: the file's later ranges are dropped unwritten.
+    /// The first range that could not be read: the file's later ranges are dropped unwritten,
+    /// and those cut ahead unread.
     pub(super) read_error: Option<io::Error>,
+    /// The number the next slot handed out takes: slots are numbered in input order as they
+    /// are handed out, by whichever thread hands them.
+    pub(super) next_number: u64,
+    /// Where slots go to be rendered, once the workers have started; `None` again ends them.
+    pub(super) to_workers: Option<Sender<Slot>>,
+    /// Ranges of a file cut ahead by the calling thread while every slot is out. A slot written
+    /// goes straight back to a worker with the first of them, so that the calling thread wakes
+    /// once these run out rather than once a chunk.
+    pub(super) ahead: VecDeque<Range>,
 }
 
 impl<W> Writing<W> {
@@ -36,7 +50,42 @@ impl<W> Writing<W> {
             lines: 0,
             bytes_read_by_workers: 0,
             read_error: None,
+            next_number: 0,
+            to_workers: None,
+            ahead: VecDeque::new(),
         })
+    }
+
+    /// Numbers `slot` in input order.
+    pub(super) fn number(&mut self, slot: &mut Slot) {
+        slot.number = self.next_number;
+        self.next_number += 1;
+    }
+
+    /// Numbers `slot` and hands it to a worker. Fails only if no worker is left (they panicked).
+    pub(super) fn send(&mut self, mut slot: Slot) -> Result<(), Error> {
+        self.number(&mut slot);
+        let to_workers = self.to_workers.as_ref().ok_or_else(panicked)?;
+        to_workers.send(slot).map_err(|_| panicked())
+    }
+
+    /// Hands `slot`, written or dropped, to a worker again with the first range cut ahead while
+    /// writing goes on; else to `free`.
+    fn recycle(&mut self, mut slot: Slot, free: &mut impl FnMut(Slot)) -> Result<(), Error> {
+        if self.failed {
+            free(slot);
+            return Ok(());
+        }
+        match self.ahead.pop_front() {
+            Some(range) => {
+                slot.range = Some(range);
+                self.send(slot)
+            }
+            None => {
+                free(slot);
+                Ok(())
+            }
+        }
     }
 
     /// Whether `slot`'s rendering is to be written, not dropped after a range of its file failed;
@@ -45,6 +94,7 @@ impl<W> Writing<W> {
         let ranged = slot.range.take().is_some();
         if let Some(error) = slot.read_error.take() {
             self.read_error.get_or_insert(error);
+            self.ahead.clear();
             return false;
         }
         if ranged {
@@ -61,10 +111,23 @@ pub(super) fn lock<W>(writing: &Mutex<Writing<W>>) -> Result<MutexGuard<'_, Writ
     writing.lock().map_err(|_| panicked())
 }
 
+/// Ends the workers when dropped, on every way out of the run, a panic's included: nothing more
+/// is handed out, and their channel closes once its last slots are taken.
+pub(super) struct EndsWorkers<'a, W>(pub(super) &'a Mutex<Writing<W>>);
+
+impl<W> Drop for EndsWorkers<'_, W> {
+    fn drop(&mut self) {
+        let mut state = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        state.ahead.clear();
+        state.to_workers = None;
+    }
+}
+
 /// Puts `slot`'s rendering in line and, unless another thread is writing already (that one
 /// writes this too when its turn comes), writes every rendering whose turn has come, each outside
-/// the lock so that the others queue theirs meanwhile. Each slot written or dropped goes to
-/// `free`. A failed write is returned, and ends all writing.
+/// the lock so that the others queue theirs meanwhile. Each slot written or dropped goes back to
+/// a worker with a range cut ahead, if there is one, else to `free`. A failed write is returned,
+/// and ends all writing.
 pub(super) fn submit<W: Write>(
     writing: &Mutex<Writing<W>>,
     slot: Slot,
@@ -92,7 +155,7 @@ pub(super) fn submit<W: Write>(
             }
             state.lines += slot.lines;
         }
-        free(slot);
+        state.recycle(slot, &mut free)?;
     }
     state.output = Some(output);
     Ok(())
