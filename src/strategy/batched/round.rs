@@ -137,11 +137,12 @@ impl<W: Write> Flight<'_, W> {
     fn fill_slots(&mut self, state: &mut MutexGuard<'_, Writing<W>>) -> Result<(), Error> {
         while !state.ahead.is_empty() {
             let size = self.chunk_size;
-            let Some(mut slot) = self.slots.take(|| Slot::new(size)) else {
+            let Some(slot) = self.slots.take(|| Slot::new(size)) else {
                 break;
             };
-            slot.range = state.ahead.pop_front();
-            state.send(slot)?;
+            if let Some(unsent) = state.send_ahead(slot)? {
+                self.slots.give_back(unsent);
+            }
         }
         Ok(())
     }

@@ -69,23 +69,27 @@ impl<W> Writing<W> {
         to_workers.send(slot).map_err(|_| panicked())
     }
 
+    /// Hands `slot` to a worker with the first range cut ahead, or gives it back if none waits.
+    pub(super) fn send_ahead(&mut self, mut slot: Slot) -> Result<Option<Slot>, Error> {
+        let Some(range) = self.ahead.pop_front() else {
+            return Ok(Some(slot));
+        };
+        slot.range = Some(range);
+        self.send(slot).map(|()| None)
+    }
+
     /// Hands `slot`, written or dropped, to a worker again with the first range cut ahead while
     /// writing goes on; else to `free`.
-    fn recycle(&mut self, mut slot: Slot, free: &mut impl FnMut(Slot)) -> Result<(), Error> {
-        if self.failed {
+    fn recycle(&mut self, slot: Slot, free: &mut impl FnMut(Slot)) -> Result<(), Error> {
+        let unsent = if self.failed {
+            Some(slot)
+        } else {
+            self.send_ahead(slot)?
+        };
+        if let Some(slot) = unsent {
             free(slot);
-            return Ok(());
         }
-        match self.ahead.pop_front() {
-            Some(range) => {
-                slot.range = Some(range);
-                self.send(slot)
-            }
-            None => {
-                free(slot);
-                Ok(())
-            }
-        }
+        Ok(())
     }
 
     /// Whether `slot`'s rendering is to be written, not dropped after a range of its file failed;
