@@ -30,7 +30,7 @@ fn render_into(chunk: &[u8], room: &mut [MaybeUninit<u8>]) -> Rendered {
     render_blocks(Avx2(()), chunk, room)
 }
 
-/// The AVX2 block scan. A value is made only inside `render_chunk`, which runs only on CPUs with
+/// The AVX2 block scan. A value is made only inside `render_into`, which runs only on CPUs with
 /// AVX2, so holding one is the proof that its instructions may run.
 #[derive(Clone, Copy)]
 struct Avx2(());

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Round four's measurements (docs/KERNEL.md): the window walk (window-walk.diff on 983a58e, built
-# with `cargo build --profile measure`) beside 983a58e's block walk, both `batched`:
+# Round four's measurements (docs/KERNEL.md): the window walk (git tag experiment/window-walk, 983a58e
+# with the walk applied, built with `cargo build --profile measure`) beside 983a58e's block walk,
+# both `batched`:
 #  - cachegrind counts a line (AVX2 path; whole process less an empty run; 200,000 lines);
 #  - CPU time of `batched --threads 1 F` on 256 MiB of man pages, logs and `yes abcdefg`, three
 #    hyperfine rounds alternating the order;
-#  - interleave.rs (the window step alone over 1, 2 and 4 parts of each chunk at once, beside the
-#    block walk; AVX-512).
+#  - interleave (the window step alone over 1, 2 and 4 parts of each chunk at once, beside the
+#    block walk; AVX-512): git tag experiment/window-interleave, experiments/interleave.
 # OLD, NEW: the two binaries; DATA: a folder with man.txt, logs.txt, yes.txt and their 200k-line
-# heads man200k.txt, logs200k.txt, yes200k.txt, and empty.txt; INTERLEAVE: interleave.rs built.
+# heads man200k.txt, logs200k.txt, yes200k.txt, and empty.txt; INTERLEAVE: interleave built.
 set -euo pipefail
 cg() {
     valgrind --tool=cachegrind --cache-sim=no --branch-sim=yes --cachegrind-out-file=cg.tmp \
