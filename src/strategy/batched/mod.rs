@@ -20,20 +20,24 @@
 //! after its own: a live line passes through one thread, as in a one-thread filter, with no
 //! hand-off to wait for.
 //!
+//! Each module uses only those below it:
+//!
 //! | module | holds |
 //! | --- | --- |
 //! | here | the knobs, [`run`], and the calling thread's reading: what goes to a worker, what is rendered here |
-//! | `round` | the slot round: `Slot`, the calling thread's `Flight`, a worker's `work` |
-//! | `writing` | the renderings put back in order and written by whichever thread's turn it is: `Writing`, `submit` |
+//! | `round` | the slot round: the calling thread's `Flight`, a worker's `work` |
+//! | `state` | the round's shared state and its rules, under one lock: slots numbered, renderings put back in order and written by whichever thread's turn it is, ranges cut ahead: `RoundState` |
+//! | `slot` | a chunk's buffers on their round, and its reading and rendering: `Slot` |
 
 mod round;
-mod writing;
+mod slot;
+mod state;
 
-use std::io::{self, Write};
-use std::thread;
+use std::io::Write;
+use std::thread::{self, Scope, ScopedJoinHandle};
 use std::time::Duration;
 
-use crossbeam_channel::bounded;
+use crossbeam_channel::{Receiver, Sender, bounded};
 
 use crate::error::Error;
 use crate::frame::Chunk;
@@ -43,7 +47,8 @@ use crate::parallel::{Slots, join, spawn};
 use crate::stats::{StageClock, Stats};
 
 use round::{Flight, work};
-use writing::{EndsWorkers, Writing};
+use slot::Slot;
+use state::{EndsWorkers, RoundState};
 
 /// The most bytes the reading thread renders itself when the input goes idle: input arriving a
 /// little at a time, for which a hand-off to a worker would cost more than the rendering. More
@@ -81,63 +86,75 @@ pub fn run(
 ) -> Result<Stats, Error> {
     let mut stats = Stats::start();
     let slots = knobs.threads + knobs.queue;
-    let writing = Writing::new(slots, Output::new(output, 0));
-    let bytes_read_here = thread::scope(|scope| {
+    let state = RoundState::new(slots, Output::new(output, 0));
+    stats.bytes_in = thread::scope(|scope| {
         // Room for every slot in each, and for one error from each worker, so that no send ever
         // blocks. Made in the scope, so that an early return ends the workers started; handed
-        // to `writing` once they all have, which ends them on the way out.
+        // to `state` once they all have, which ends them on the way out.
         let (to_workers, jobs) = bounded(slots);
         let (to_reader, freed) = bounded(slots + knobs.threads);
-        let mut workers = Vec::with_capacity(knobs.threads);
-        for n in 1..=knobs.threads {
-            let (jobs, to_reader, writing) = (jobs.clone(), to_reader.clone(), &writing);
-            let clock = StageClock::new(format!("worker {n}"), knobs.clocks);
-            workers.push(spawn(scope, format!("worker {n}"), move || {
-                work(jobs, to_reader, writing, clock)
-            })?);
-        }
-        writing::lock(&writing)?.to_workers = Some(to_workers);
-        let ends_workers = EndsWorkers(&writing);
+        let workers = start_workers(scope, knobs, &jobs, &to_reader, &state)?;
+        state.start_workers(to_workers)?;
+        let ends_workers = EndsWorkers(&state);
         let mut flight = Flight {
             slots: Slots::new(slots),
             chunk_size: knobs.chunk_size,
             freed,
-            writing: &writing,
+            state: &state,
             clock: StageClock::new("reader", knobs.clocks),
         };
         let read = read_all(knobs.chunk_size, &mut input, &mut flight);
         let Flight { mut clock, .. } = flight;
         if read.is_err() {
-            // Nothing more is written: the workers only hand their slots back, and end. (A lock
-            // poisoned by a worker's panic says as much already.)
-            if let Ok(mut state) = writing.lock() {
-                state.failed = true;
-            }
+            state.fail();
         }
-        // The workers end when their channel closes. Each is joined here, even after one has
-        // panicked, so that no panic is left for the scope to raise.
+        // The workers end when their channel closes.
         drop(ends_workers);
-        let mut fault = None;
-        for worker in workers {
-            match join(worker) {
-                Ok(clock) => stats.stages.push(clock),
-                Err(error) => {
-                    fault.get_or_insert(error);
-                }
-            }
-        }
-        if let Some(error) = fault {
-            return Err(error);
-        }
+        stats.stages = join_workers(workers)?;
         clock.busy();
         stats.stages.insert(0, clock);
         read
     })?;
-    let writing = writing.into_inner().map_err(|_| panicked())?;
-    stats.lines = writing.lines;
-    stats.bytes_in = bytes_read_here + writing.bytes_read_by_workers;
-    stats.bytes_out = writing.output.map_or(0, |output| output.bytes_written());
+    state.count_into(&mut stats)?;
     Ok(stats)
+}
+
+/// Starts `knobs.threads` workers, taking slots from `jobs` and handing them back to `to_reader`.
+fn start_workers<'scope, W: Write + Send>(
+    scope: &'scope Scope<'scope, '_>,
+    knobs: &Knobs,
+    jobs: &Receiver<Slot>,
+    to_reader: &Sender<Result<Slot, Error>>,
+    state: &'scope RoundState<W>,
+) -> Result<Vec<ScopedJoinHandle<'scope, StageClock>>, Error> {
+    let mut workers = Vec::with_capacity(knobs.threads);
+    for n in 1..=knobs.threads {
+        let (jobs, to_reader) = (jobs.clone(), to_reader.clone());
+        let clock = StageClock::new(format!("worker {n}"), knobs.clocks);
+        workers.push(spawn(scope, format!("worker {n}"), move || {
+            work(jobs, to_reader, state, clock)
+        })?);
+    }
+    Ok(workers)
+}
+
+/// Joins every worker, even after one has panicked, so that no panic is left for the scope to
+/// raise: their clocks, or the first worker's panic.
+fn join_workers(workers: Vec<ScopedJoinHandle<'_, StageClock>>) -> Result<Vec<StageClock>, Error> {
+    let mut clocks = Vec::with_capacity(workers.len() + 1);
+    let mut fault = None;
+    for worker in workers {
+        match join(worker) {
+            Ok(clock) => clocks.push(clock),
+            Err(error) => {
+                fault.get_or_insert(error);
+            }
+        }
+    }
+    match fault {
+        Some(error) => Err(error),
+        None => Ok(clocks),
+    }
 }
 
 /// Reads the whole input: whole lines go to the workers a full chunk at a time, or are rendered
@@ -153,7 +170,7 @@ fn read_all<W: Write>(
     // Whether ranges of a file are out: one that could not be read ends its file's ranges.
     let mut ranged = false;
     loop {
-        let piece = match ranged && flight.range_failed()? {
+        let piece = match ranged && flight.state.read_failed()? {
             true => Piece::RangesEnd,
             false => input.next_piece(size, &mut chunk)?,
         };
@@ -176,7 +193,7 @@ fn read_all<W: Write>(
                 // dropped unwritten), and no slot holds the file open any longer. The rest is
                 // a stream: read on.
                 flight.drain()?;
-                input.ranges_read(flight.range_failure()?);
+                input.ranges_read(flight.state.take_read_error()?);
                 ranged = false;
             }
         }
@@ -189,33 +206,39 @@ fn read_all<W: Write>(
         }
         chunk.filled(read);
         bytes_in += read as u64;
-        // What is held goes on once a chunk's worth is in, or at once if the next read would
-        // wait: `gather`'s rule, as for every batching stage.
-        if !is_due(chunk.bytes().len(), size, || input.has_waiting()) {
-            continue;
-        }
-        if chunk.is_full() || chunk.bytes().len() > MOST_RENDERED_HERE {
-            // Under load, or the end of a burst: the lines go to a worker, which writes them
-            // when their turn comes, and this thread reads on meanwhile.
-            if chunk.has_lines() {
-                flight.send_lines(&mut chunk)?;
-            }
-        } else {
-            // Input arriving a little at a time: a worker would only add a hand-off to the
-            // line's way out.
-            flight.render_here(&mut chunk)?;
-        }
-        // Nothing waits for this thread to be written. But when the input idles, a write that
-        // failed meanwhile must still end the run: the workers are waited for first.
-        if flight.slots.out() > 0 && !input.waits_within(BURST_GAP) {
-            flight.drain()?;
-        }
+        hand_on(size, input, &mut chunk, flight)?;
     }
 }
 
-/// The error for a thread that panicked, or for a channel whose far end went away with it.
-pub(super) fn panicked() -> Error {
-    Error::new("rendering", io::Error::other("a worker thread panicked"))
+/// After a read of a stream, hands on the lines held once they are due: `gather`'s rule, as for
+/// every batching stage, says they are once a chunk's worth is in, or at once if the next read
+/// would wait.
+fn hand_on<W: Write>(
+    size: usize,
+    input: &mut impl RangedInput,
+    chunk: &mut Chunk,
+    flight: &mut Flight<W>,
+) -> Result<(), Error> {
+    if !is_due(chunk.bytes().len(), size, || input.has_waiting()) {
+        return Ok(());
+    }
+    if chunk.is_full() || chunk.bytes().len() > MOST_RENDERED_HERE {
+        // Under load, or the end of a burst: the lines go to a worker, which writes them
+        // when their turn comes, and this thread reads on meanwhile.
+        if chunk.has_lines() {
+            flight.send_lines(chunk)?;
+        }
+    } else {
+        // Input arriving a little at a time: a worker would only add a hand-off to the
+        // line's way out.
+        flight.render_here(chunk)?;
+    }
+    // Nothing waits for this thread to be written. But when the input idles, a write that
+    // failed meanwhile must still end the run: the workers are waited for first.
+    if flight.slots.out() > 0 && !input.waits_within(BURST_GAP) {
+        flight.drain()?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
