@@ -45,6 +45,7 @@ use crate::io::gather::is_due;
 use crate::io::{Output, Piece, RangedInput};
 use crate::parallel::{Slots, join, spawn};
 use crate::stats::{StageClock, Stats};
+use crate::transform::Transform;
 
 use round::{Flight, work};
 use slot::Slot;
@@ -73,7 +74,7 @@ pub struct Knobs {
     pub clocks: bool,
 }
 
-/// Renders every line of `input` onto `output`.
+/// Renders every line of `input` onto `output` with `transform`, which the workers share.
 ///
 /// The calling thread reads; whichever thread renders the next rendering in input order writes
 /// it. When a write fails, the run ends with that error as soon as the calling thread next hands
@@ -81,6 +82,7 @@ pub struct Knobs {
 /// [`FileInput`](crate::io::FileInput) does) notices its reader going away and ends the run.
 pub fn run(
     knobs: &Knobs,
+    transform: impl Transform + Sync,
     mut input: impl RangedInput,
     output: impl Write + Send,
 ) -> Result<Stats, Error> {
@@ -93,7 +95,7 @@ pub fn run(
         // to `state` once they all have, which ends them on the way out.
         let (to_workers, jobs) = bounded(slots);
         let (to_reader, freed) = bounded(slots + knobs.threads);
-        let workers = start_workers(scope, knobs, &jobs, &to_reader, &state)?;
+        let workers = start_workers(scope, knobs, &jobs, &to_reader, &state, &transform)?;
         state.start_workers(to_workers)?;
         let ends_workers = EndsWorkers(&state);
         let mut flight = Flight {
@@ -101,6 +103,7 @@ pub fn run(
             chunk_size: knobs.chunk_size,
             freed,
             state: &state,
+            transform: &transform,
             clock: StageClock::new("reader", knobs.clocks),
         };
         let read = read_all(knobs.chunk_size, &mut input, &mut flight);
@@ -119,20 +122,22 @@ pub fn run(
     Ok(stats)
 }
 
-/// Starts `knobs.threads` workers, taking slots from `jobs` and handing them back to `to_reader`.
+/// Starts `knobs.threads` workers, taking slots from `jobs`, rendering them with `transform` and
+/// handing them back to `to_reader`.
 fn start_workers<'scope, W: Write + Send>(
     scope: &'scope Scope<'scope, '_>,
     knobs: &Knobs,
     jobs: &Receiver<Slot>,
     to_reader: &Sender<Result<Slot, Error>>,
     state: &'scope RoundState<W>,
+    transform: &'scope (impl Transform + Sync),
 ) -> Result<Vec<ScopedJoinHandle<'scope, StageClock>>, Error> {
     let mut workers = Vec::with_capacity(knobs.threads);
     for n in 1..=knobs.threads {
         let (jobs, to_reader) = (jobs.clone(), to_reader.clone());
         let clock = StageClock::new(format!("worker {n}"), knobs.clocks);
         workers.push(spawn(scope, format!("worker {n}"), move || {
-            work(jobs, to_reader, state, clock)
+            work(jobs, to_reader, state, transform, clock)
         })?);
     }
     Ok(workers)
@@ -160,10 +165,10 @@ fn join_workers(workers: Vec<ScopedJoinHandle<'_, StageClock>>) -> Result<Vec<St
 /// Reads the whole input: whole lines go to the workers a full chunk at a time, or are rendered
 /// here when the input goes idle or ends; the ranges of a regular file that the input hands out
 /// go to the workers, which read them themselves. Returns the bytes read on this thread.
-fn read_all<W: Write>(
+fn read_all<W: Write, T: Transform>(
     size: usize,
     input: &mut impl RangedInput,
-    flight: &mut Flight<W>,
+    flight: &mut Flight<W, T>,
 ) -> Result<u64, Error> {
     let mut chunk = Chunk::new(size);
     let mut bytes_in = 0;
@@ -213,11 +218,11 @@ fn read_all<W: Write>(
 /// After a read of a stream, hands on the lines held once they are due: `gather`'s rule, as for
 /// every batching stage, says they are once a chunk's worth is in, or at once if the next read
 /// would wait.
-fn hand_on<W: Write>(
+fn hand_on<W: Write, T: Transform>(
     size: usize,
     input: &mut impl RangedInput,
     chunk: &mut Chunk,
-    flight: &mut Flight<W>,
+    flight: &mut Flight<W, T>,
 ) -> Result<(), Error> {
     if !is_due(chunk.bytes().len(), size, || input.has_waiting()) {
         return Ok(());
@@ -252,6 +257,7 @@ mod tests {
     use crate::io::FileInput;
     use crate::io::sources::Sources;
     use crate::io::testing::within;
+    use crate::transform::SpaceCount;
 
     /// `run` on its own thread, reading a pipe and writing another: the pipe's writing end, the
     /// output's reading end, and the run.
@@ -261,7 +267,7 @@ mod tests {
         let path = PathBuf::from(format!("/dev/fd/{}", reader.as_raw_fd()));
         let running = std::thread::spawn(move || {
             let input = FileInput::new(Sources::new(&[path]), None);
-            let stats = run(&knobs, input, output_writer);
+            let stats = run(&knobs, SpaceCount, input, output_writer);
             drop(reader);
             stats
         });

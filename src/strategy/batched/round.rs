@@ -15,6 +15,7 @@ use crate::frame::Chunk;
 use crate::io::ranges::Range;
 use crate::parallel::{OnPanic, Slots};
 use crate::stats::StageClock;
+use crate::transform::Transform;
 
 /// The most ranges of a file cut ahead while every slot is out: the calling thread then waits
 /// until the slots written have taken them all, so that it wakes once for this many chunks.
@@ -24,19 +25,21 @@ const CUT_AHEAD: usize = 16;
 /// The calling thread's side of the round: slots free or out, handed to the workers in input
 /// order. The slots come back once written, by whichever thread wrote them, unless they go
 /// straight back to a worker with a range cut ahead.
-pub(super) struct Flight<'a, W> {
+pub(super) struct Flight<'a, W, T> {
     pub(super) slots: Slots<Slot>,
     pub(super) chunk_size: usize,
     /// Slots written, or the error that ended writing.
     pub(super) freed: Receiver<Result<Slot, Error>>,
     pub(super) state: &'a RoundState<W>,
+    /// What the lines rendered here are rendered with.
+    pub(super) transform: &'a T,
     /// The calling thread's clock, reported as the `reader` stage: its reads, the lines it
     /// renders itself and their writing are busy time; waiting for a slot to come back is
     /// waiting to receive.
     pub(super) clock: StageClock,
 }
 
-impl<W: Write> Flight<'_, W> {
+impl<W: Write, T: Transform> Flight<'_, W, T> {
     /// Takes back the slots that have come back, and notices a failed write, without waiting.
     fn take_freed(&mut self) -> Result<(), Error> {
         while let Ok(freed) = self.freed.try_recv() {
@@ -102,7 +105,7 @@ impl<W: Write> Flight<'_, W> {
         if chunk.has_lines() {
             let mut slot = self.slot()?;
             chunk.take_lines(&mut slot.input)?;
-            slot.render()?;
+            slot.render(self.transform)?;
             self.state.number(&mut slot)?;
             let slots = &mut self.slots;
             self.state.submit(slot, |slot| slots.give_back(slot))?;
@@ -129,12 +132,13 @@ impl<W: Write> Flight<'_, W> {
     }
 }
 
-/// A worker: reads and renders slots, writes them when their turn comes (or leaves them to the
-/// thread writing), and hands them back to the calling thread.
+/// A worker: reads and renders slots with `transform`, writes them when their turn comes (or
+/// leaves them to the thread writing), and hands them back to the calling thread.
 pub(super) fn work<W: Write>(
     jobs: Receiver<Slot>,
     freed: Sender<Result<Slot, Error>>,
     state: &RoundState<W>,
+    transform: &impl Transform,
     mut clock: StageClock,
 ) -> StageClock {
     // A panic here would lose a slot, and the calling thread would wait for it forever.
@@ -143,7 +147,7 @@ pub(super) fn work<W: Write>(
     });
     for mut slot in &jobs {
         clock.waited_to_receive();
-        let done = slot.read_and_render().and_then(|()| {
+        let done = slot.read_and_render(transform).and_then(|()| {
             state.submit(slot, |slot| {
                 let _ = freed.send(Ok(slot));
             })
@@ -167,6 +171,7 @@ mod tests {
     use crate::io::{Output, testing};
     use crate::stats::Stats;
     use crate::strategy::batched::state::EndsWorkers;
+    use crate::transform::SpaceCount;
 
     /// A slot written goes straight back to a worker with the next range cut ahead, in order, and
     /// comes back to the calling thread only once none is left.
@@ -192,7 +197,15 @@ mod tests {
         slot.range = Some(range(0, 2));
         state.send(slot).unwrap();
         let came_back = std::thread::scope(|scope| {
-            let worker = scope.spawn(|| work(jobs, freed, &state, StageClock::new("w", false)));
+            let worker = scope.spawn(|| {
+                work(
+                    jobs,
+                    freed,
+                    &state,
+                    &SpaceCount,
+                    StageClock::new("w", false),
+                )
+            });
             let came_back = written.recv().unwrap();
             drop(EndsWorkers(&state));
             worker.join().unwrap();
@@ -223,7 +236,8 @@ mod tests {
             to_worker.send(slot).unwrap();
         }
         drop(to_worker);
-        work(jobs, freed, &state, StageClock::new("worker", false));
+        let clock = StageClock::new("worker", false);
+        work(jobs, freed, &state, &SpaceCount, clock);
         assert_eq!(written.len(), 2, "both slots handed back");
         let mut stats = Stats::start();
         state.count_into(&mut stats).unwrap();

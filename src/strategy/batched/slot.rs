@@ -5,7 +5,7 @@ use std::io;
 use crate::error::Error;
 use crate::frame::Chunk;
 use crate::io::ranges::Range;
-use crate::strategy::render_chunk_in_memory;
+use crate::transform::Transform;
 
 /// A chunk on its round: its number in input order, its lines, their rendering.
 pub(super) struct Slot {
@@ -32,17 +32,17 @@ impl Slot {
         }
     }
 
-    /// Renders the lines held into `output`, replacing what it held.
-    pub(super) fn render(&mut self) -> Result<(), Error> {
+    /// Renders the lines held into `output` with `transform`, replacing what it held.
+    pub(super) fn render(&mut self, transform: &impl Transform) -> Result<(), Error> {
         self.output.clear();
-        self.lines = render_chunk_in_memory(&mut self.output, self.input.bytes())?;
+        self.lines = transform.render_chunk(&mut self.output, self.input.bytes())?;
         Ok(())
     }
 
     /// A worker's job: reads the slot's range, if it has one, then renders it. A range that comes
     /// back short (the file shrank) is rendered as far as it goes, its last line ended; a failed
     /// read is kept in the slot, unrendered.
-    pub(super) fn read_and_render(&mut self) -> Result<(), Error> {
+    pub(super) fn read_and_render(&mut self, transform: &impl Transform) -> Result<(), Error> {
         if let Some(range) = &self.range {
             let read = self.input.refill(range.len, |buf| range.read(buf))?;
             if let Err(error) = read {
@@ -52,6 +52,6 @@ impl Slot {
                 return Ok(());
             }
         }
-        self.render()
+        self.render(transform)
     }
 }
