@@ -307,25 +307,46 @@ mod tests {
         (stats.lines, stats.bytes_in, stats.bytes_out)
     }
 
-    /// A file whose first write says it has begun and then waits to be let go: the output out
-    /// of the lock, with a thread writing it, for as long as a test likes.
+    /// A file whose first write says it has begun (`true`) and then waits to be let go: the
+    /// output out of the lock, with a thread writing it, for as long as a test likes.
     struct Paused<'a> {
         file: &'a File,
-        pause: Option<(SyncSender<()>, Receiver<()>)>,
+        began: SyncSender<bool>,
+        go: Option<Receiver<()>>,
     }
 
-    /// `Paused` on `file`, with the receiving end of its "begun" and the sending end of its "go".
-    fn paused(file: &File) -> (Paused<'_>, Receiver<()>, SyncSender<()>) {
-        let (began, has_begun) = sync_channel(1);
+    /// The test's side of a [`Paused`] file.
+    struct Pause {
+        /// `true` once its first write has begun; `false` if the thread writing returned first.
+        has_begun: Receiver<bool>,
+        returned: SyncSender<bool>,
+        go: SyncSender<()>,
+    }
+
+    fn paused(file: &File) -> (Paused<'_>, Pause) {
+        let (began, has_begun) = sync_channel(2);
         let (go, goes) = sync_channel(1);
-        let pause = Some((began, goes));
-        (Paused { file, pause }, has_begun, go)
+        let returned = began.clone();
+        let go_on = Some(goes);
+        let pause = Pause {
+            has_begun,
+            returned,
+            go,
+        };
+        (
+            Paused {
+                file,
+                began,
+                go: go_on,
+            },
+            pause,
+        )
     }
 
     impl Write for Paused<'_> {
         fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-            if let Some((began, go)) = self.pause.take() {
-                began.send(()).unwrap();
+            if let Some(go) = self.go.take() {
+                self.began.send(true).unwrap();
                 go.recv_timeout(DEADLINE).unwrap();
             }
             self.file.write(bytes)
@@ -334,6 +355,37 @@ mod tests {
         fn flush(&mut self) -> io::Result<()> {
             Ok(())
         }
+    }
+
+    /// Submits `slot` on a thread of its own, which takes the output out and begins to write it;
+    /// runs `meanwhile` while that write waits, then lets it go. Returns the numbers of the
+    /// slots that thread handed back.
+    fn while_writing(
+        state: &RoundState<Paused<'_>>,
+        slot: Slot,
+        pause: Pause,
+        meanwhile: impl FnOnce(),
+    ) -> Vec<u64> {
+        std::thread::scope(|scope| {
+            // Moved in, so that a failure here drops `go` and the writer is not left waiting.
+            let Pause {
+                has_begun,
+                returned,
+                go,
+            } = pause;
+            let writer = scope.spawn(move || {
+                let mut freed = Vec::new();
+                let submitted = state.submit(slot, |slot| freed.push(slot.number));
+                let _ = returned.send(false);
+                submitted.unwrap();
+                freed
+            });
+            let begun = has_begun.recv_timeout(DEADLINE).unwrap();
+            assert!(begun, "the writer returned without writing");
+            meanwhile();
+            go.send(()).unwrap();
+            writer.join().unwrap()
+        })
     }
 
     /// A rendering submitted before its turn waits, unwritten and not handed back, until the
@@ -363,24 +415,13 @@ mod tests {
     #[test]
     fn a_rendering_submitted_while_another_is_written_is_only_queued() {
         let out = testing::file(b"");
-        let (paused, has_begun, go) = paused(&out);
+        let (paused, pause) = paused(&out);
         let state = RoundState::new(2, Output::new(paused, 0));
         let (first, second) = (read_here(&state, b"a\n"), read_here(&state, b"b\n"));
-        let freed_by_writer = std::thread::scope(|scope| {
-            // Dropped if the test fails here, so that the writer is not left waiting.
-            let go = go;
-            let writer = scope.spawn(|| {
-                let mut freed = Vec::new();
-                state.submit(first, |slot| freed.push(slot.number)).unwrap();
-                freed
-            });
-            has_begun.recv_timeout(DEADLINE).unwrap();
-            state
-                .submit(second, |_| panic!("handed back unwritten"))
-                .unwrap();
+        let freed_by_writer = while_writing(&state, first, pause, || {
+            let submitted = state.submit(second, |_| panic!("handed back unwritten"));
+            submitted.unwrap();
             assert_eq!(written(&out), b"", "the first write not done yet");
-            go.send(()).unwrap();
-            writer.join().unwrap()
         });
         assert_eq!(freed_by_writer, [0, 1]);
         assert_eq!(written(&out), b"[spaces: 0]a\n[spaces: 0]b\n");
@@ -481,24 +522,13 @@ mod tests {
     fn a_slot_written_after_a_failure_is_handed_back() {
         let file = Arc::new(testing::file(b"a\n"));
         let out = testing::file(b"");
-        let (paused, has_begun, go) = paused(&out);
+        let (paused, pause) = paused(&out);
         let state = RoundState::new(2, Output::new(paused, 0));
         let (to_workers, jobs) = bounded(2);
         state.start_workers(to_workers).unwrap();
         let slot = read_here(&state, b"x\n");
         state.lock().unwrap().cut_ahead(range(&file, 0, 2));
-        let freed = std::thread::scope(|scope| {
-            let go = go;
-            let writer = scope.spawn(|| {
-                let mut freed = Vec::new();
-                state.submit(slot, |slot| freed.push(slot.number)).unwrap();
-                freed
-            });
-            has_begun.recv_timeout(DEADLINE).unwrap();
-            state.fail();
-            go.send(()).unwrap();
-            writer.join().unwrap()
-        });
+        let freed = while_writing(&state, slot, pause, || state.fail());
         assert_eq!(freed, [0]);
         assert!(jobs.is_empty());
         assert_eq!(written(&out), b"[spaces: 0]x\n");
