@@ -6,8 +6,8 @@
 //! Its rules live here alone:
 //! - the output is out of the lock while a thread writes it: whoever finds it out only queues,
 //!   and the thread writing writes that too before it puts the output back;
-//! - once writing has failed (or the run is ending early), nothing more is written, and no slot
-//!   goes back to a worker;
+//! - once writing has ended (a write failed, or the run is ending early), a rendering submitted
+//!   is handed back unwritten, and no slot written goes back to a worker;
 //! - the first range that could not be read is kept: its file's later ranges are dropped
 //!   unwritten, and those cut ahead unread.
 
@@ -34,8 +34,9 @@ pub(super) struct Locked<W> {
     /// `None` while a thread is writing, which it does outside the lock: the others leave their
     /// renderings in `in_order` for it, and it writes them too before it puts the output back.
     output: Option<Output<W>>,
-    /// A write failed, or the run is ending early: nothing more is written.
-    failed: bool,
+    /// A write failed, or the run is ending early: renderings submitted from now on are handed
+    /// back unwritten.
+    writing_ended: bool,
     lines: u64,
     /// Bytes the workers read themselves, counted as their slots are written.
     bytes_read_by_workers: u64,
@@ -59,7 +60,7 @@ impl<W> RoundState<W> {
         RoundState(Mutex::new(Locked {
             in_order: Reorder::new(window),
             output: Some(output),
-            failed: false,
+            writing_ended: false,
             lines: 0,
             bytes_read_by_workers: 0,
             read_error: None,
@@ -88,11 +89,11 @@ impl<W> RoundState<W> {
         state.to_workers = None;
     }
 
-    /// The run is ending early: nothing more is written, and the workers only hand their slots
-    /// back. (A lock poisoned by a worker's panic says as much already.)
-    pub(super) fn fail(&self) {
+    /// The run is ending early: renderings submitted from now on are handed back unwritten, and
+    /// the workers only hand their slots back. (A lock poisoned by a worker's panic says as much already.)
+    pub(super) fn end_writing(&self) {
         if let Ok(mut state) = self.0.lock() {
-            state.failed = true;
+            state.writing_ended = true;
         }
     }
 
@@ -137,7 +138,7 @@ impl<W: Write> RoundState<W> {
     /// write is returned, and ends all writing.
     pub(super) fn submit(&self, slot: Slot, mut free: impl FnMut(Slot)) -> Result<(), Error> {
         let mut state = self.lock()?;
-        if state.failed {
+        if state.writing_ended {
             free(slot);
             return Ok(());
         }
@@ -153,7 +154,7 @@ impl<W: Write> RoundState<W> {
                 if let Err(error) = wrote {
                     // The slot is not handed back, nor those still in line: the calling thread,
                     // waiting for them, gets this error instead.
-                    state.failed = true;
+                    state.writing_ended = true;
                     return Err(error);
                 }
                 state.lines += slot.lines;
@@ -199,7 +200,7 @@ impl<W> Locked<W> {
     /// Hands `slot`, written or dropped, to a worker again with the first range cut ahead while
     /// writing goes on; else to `free`.
     fn recycle(&mut self, slot: Slot, free: &mut impl FnMut(Slot)) -> Result<(), Error> {
-        let unsent = if self.failed {
+        let unsent = if self.writing_ended {
             Some(slot)
         } else {
             self.send_ahead(slot)?
@@ -519,7 +520,7 @@ mod tests {
     /// A slot written after the run began to end early is handed back, not given the range
     /// cut ahead.
     #[test]
-    fn a_slot_written_after_a_failure_is_handed_back() {
+    fn a_slot_written_once_writing_has_ended_is_handed_back() {
         let file = Arc::new(testing::file(b"a\n"));
         let out = testing::file(b"");
         let (paused, pause) = paused(&out);
@@ -528,7 +529,7 @@ mod tests {
         state.start_workers(to_workers).unwrap();
         let slot = read_here(&state, b"x\n");
         state.lock().unwrap().cut_ahead(range(&file, 0, 2));
-        let freed = while_writing(&state, slot, pause, || state.fail());
+        let freed = while_writing(&state, slot, pause, || state.end_writing());
         assert_eq!(freed, [0]);
         assert!(jobs.is_empty());
         assert_eq!(written(&out), b"[spaces: 0]x\n");
@@ -587,7 +588,7 @@ mod tests {
         assert_eq!(error(state.start_workers(bounded(1).0)), expected);
         let submitted = state.submit(slot, |_| panic!("handed back"));
         assert_eq!(error(submitted), expected);
-        state.fail();
+        state.end_writing();
         state.end_workers();
         assert!(matches!(jobs.try_recv(), Err(TryRecvError::Disconnected)));
         assert_eq!(error(state.count_into(&mut Stats::start())), expected);
