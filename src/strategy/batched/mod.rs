@@ -109,7 +109,7 @@ pub fn run(
         let read = read_all(knobs.chunk_size, &mut input, &mut flight);
         let Flight { mut clock, .. } = flight;
         if read.is_err() {
-            state.fail();
+            state.end_writing();
         }
         // The workers end when their channel closes.
         drop(ends_workers);
@@ -171,18 +171,19 @@ fn read_all<W: Write, T: Transform>(
     flight: &mut Flight<W, T>,
 ) -> Result<u64, Error> {
     let mut chunk = Chunk::new(size);
-    let mut bytes_in = 0;
+    let mut bytes_read_here = 0;
     // Whether ranges of a file are out: one that could not be read ends its file's ranges.
-    let mut ranged = false;
+    let mut ranges_out = false;
     loop {
-        let piece = match ranged && flight.state.read_failed()? {
-            true => Piece::RangesEnd,
-            false => input.next_piece(size, &mut chunk)?,
+        let piece = if ranges_out && flight.state.read_failed()? {
+            Piece::RangesEnd
+        } else {
+            input.next_piece(size, &mut chunk)?
         };
         match piece {
             Piece::Stream => {}
             Piece::Read(read) => {
-                bytes_in += read as u64;
+                bytes_read_here += read as u64;
                 if chunk.has_lines() {
                     flight.send_lines(&mut chunk)?;
                 }
@@ -190,7 +191,7 @@ fn read_all<W: Write, T: Transform>(
             }
             Piece::Range(range) => {
                 flight.send_range(range)?;
-                ranged = true;
+                ranges_out = true;
                 continue;
             }
             Piece::RangesEnd => {
@@ -199,7 +200,7 @@ fn read_all<W: Write, T: Transform>(
                 // a stream: read on.
                 flight.drain()?;
                 input.ranges_read(flight.state.take_read_error()?);
-                ranged = false;
+                ranges_out = false;
             }
         }
         let read = input.read(chunk.spare()?)?;
@@ -207,10 +208,10 @@ fn read_all<W: Write, T: Transform>(
             chunk.finish();
             flight.render_here(&mut chunk)?;
             flight.drain()?;
-            return Ok(bytes_in);
+            return Ok(bytes_read_here);
         }
         chunk.filled(read);
-        bytes_in += read as u64;
+        bytes_read_here += read as u64;
         hand_on(size, input, &mut chunk, flight)?;
     }
 }
@@ -240,10 +241,16 @@ fn hand_on<W: Write, T: Transform>(
     }
     // Nothing waits for this thread to be written. But when the input idles, a write that
     // failed meanwhile must still end the run: the workers are waited for first.
-    if flight.slots.out() > 0 && !input.waits_within(BURST_GAP) {
+    if flight.slots.out() > 0 && idles(input) {
         flight.drain()?;
     }
     Ok(())
+}
+
+/// Whether no input comes within [`BURST_GAP`], waiting that long at most: `waits_within` says
+/// whether some does (input waiting to be read, not a read that would wait).
+fn idles(input: &mut impl RangedInput) -> bool {
+    !input.waits_within(BURST_GAP)
 }
 
 #[cfg(test)]

@@ -49,20 +49,20 @@ impl<W: Write, T: Transform> Flight<'_, W, T> {
     }
 
     /// A free slot, waiting for one to come back if all are out.
-    pub(super) fn slot(&mut self) -> Result<Slot, Error> {
+    fn free_slot(&mut self) -> Result<Slot, Error> {
         self.take_freed()?;
         loop {
             let size = self.chunk_size;
             if let Some(slot) = self.slots.take(|| Slot::new(size)) {
                 return Ok(slot);
             }
-            self.receive()?;
+            self.wait_for_one_back()?;
         }
     }
 
     /// Hands the whole lines in `chunk` to a worker.
     pub(super) fn send_lines(&mut self, chunk: &mut Chunk) -> Result<(), Error> {
-        let mut slot = self.slot()?;
+        let mut slot = self.free_slot()?;
         chunk.take_lines(&mut slot.input)?;
         self.state.send(slot)
     }
@@ -81,7 +81,7 @@ impl<W: Write, T: Transform> Flight<'_, W, T> {
         let waiting = state.cut_ahead_waiting();
         drop(state);
         if waiting >= CUT_AHEAD {
-            self.receive()?;
+            self.wait_for_one_back()?;
         }
         Ok(())
     }
@@ -103,7 +103,7 @@ impl<W: Write, T: Transform> Flight<'_, W, T> {
     /// Renders the whole lines in `chunk` here, and writes them after what the workers hold.
     pub(super) fn render_here(&mut self, chunk: &mut Chunk) -> Result<(), Error> {
         if chunk.has_lines() {
-            let mut slot = self.slot()?;
+            let mut slot = self.free_slot()?;
             chunk.take_lines(&mut slot.input)?;
             slot.render(self.transform)?;
             self.state.number(&mut slot)?;
@@ -116,13 +116,13 @@ impl<W: Write, T: Transform> Flight<'_, W, T> {
     /// Waits until every slot out has been written.
     pub(super) fn drain(&mut self) -> Result<(), Error> {
         while self.slots.out() > 0 {
-            self.receive()?;
+            self.wait_for_one_back()?;
         }
         Ok(())
     }
 
     /// Waits for one slot to come back.
-    pub(super) fn receive(&mut self) -> Result<(), Error> {
+    fn wait_for_one_back(&mut self) -> Result<(), Error> {
         self.clock.busy();
         let freed = self.freed.recv();
         self.clock.waited_to_receive();
