@@ -255,6 +255,7 @@ mod tests {
 
     use super::*;
     use crate::io::testing::{self, DEADLINE};
+    use crate::transform::SpaceCount;
 
     /// A slot holding `text`, read and rendered by the calling thread, numbered next by `state`.
     fn read_here<W>(state: &RoundState<W>, text: &[u8]) -> Slot {
@@ -264,7 +265,7 @@ mod tests {
             Ok(text.len())
         };
         slot.input.refill(text.len(), fill).unwrap().unwrap();
-        slot.render().unwrap();
+        slot.render(&SpaceCount).unwrap();
         state.number(&mut slot).unwrap();
         slot
     }
@@ -274,7 +275,7 @@ mod tests {
     fn read_by_worker<W>(state: &RoundState<W>, range: Range) -> Slot {
         let mut slot = Slot::new(range.len);
         slot.range = Some(range);
-        slot.read_and_render().unwrap();
+        slot.read_and_render(&SpaceCount).unwrap();
         state.number(&mut slot).unwrap();
         slot
     }
