@@ -13,6 +13,7 @@ use bytes::Bytes;
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use pipelines::io::Memory;
 use pipelines::strategy::{baseline, batched, pipeline, std_baseline, streamer};
+use pipelines::transform::SpaceCount;
 use tokio::runtime::{Builder, Runtime};
 
 /// The input every bench gets through.
@@ -67,15 +68,29 @@ fn strategies(c: &mut Criterion) {
         buffer_size: BUFFER_SIZE,
     };
     group.bench_function("std-baseline", |b| {
-        b.iter(|| std_baseline::run(&buffer, input(&data), std::io::sink()))
+        b.iter(|| std_baseline::run(&buffer, SpaceCount, input(&data), std::io::sink()))
     });
 
     let current_thread = runtime(Builder::new_current_thread());
     group.bench_function("baseline", |b| {
-        b.iter(|| current_thread.block_on(baseline::run(&buffer, input(&data), tokio::io::sink())))
+        b.iter(|| {
+            current_thread.block_on(baseline::run(
+                &buffer,
+                SpaceCount,
+                input(&data),
+                tokio::io::sink(),
+            ))
+        })
     });
     group.bench_function("streamer", |b| {
-        b.iter(|| current_thread.block_on(streamer::run(&buffer, input(&data), tokio::io::sink())))
+        b.iter(|| {
+            current_thread.block_on(streamer::run(
+                &buffer,
+                SpaceCount,
+                input(&data),
+                tokio::io::sink(),
+            ))
+        })
     });
 
     let multi_thread = runtime(Builder::new_multi_thread());
@@ -86,7 +101,14 @@ fn strategies(c: &mut Criterion) {
             clocks: false,
         };
         group.bench_function(format!("pipeline --batch {batch}"), |b| {
-            b.iter(|| multi_thread.block_on(pipeline::run(&knobs, input(&data), tokio::io::sink())))
+            b.iter(|| {
+                multi_thread.block_on(pipeline::run(
+                    &knobs,
+                    SpaceCount,
+                    input(&data),
+                    tokio::io::sink(),
+                ))
+            })
         });
     }
 
@@ -98,7 +120,7 @@ fn strategies(c: &mut Criterion) {
         clocks: false,
     };
     group.bench_function("batched", |b| {
-        b.iter(|| batched::run(&knobs, input(&data), std::io::sink()))
+        b.iter(|| batched::run(&knobs, SpaceCount, input(&data), std::io::sink()))
     });
     group.finish();
 }

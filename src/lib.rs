@@ -6,15 +6,16 @@
 //! docs/CONTRACT.md: output format, CLI, errors, live input, memory bounds, hostile environments.
 //!
 //! Five binaries in `src/bin/` differ only in how lines travel from framing to rendering; each
-//! strategy is library code here, generic over where its bytes come from and go to, and
-//! everything else lives here once:
+//! strategy is library code here, generic over the transform it renders lines with and over where
+//! its bytes come from and go to, and everything else lives here once:
 //!
 //! ```text
-//! input ──► frame ──► [ strategy: loop | task | stream | channels | threads ] ──► kernel ──► output
+//! input ──► frame ──► [ strategy: loop | task | stream | channels | threads ] ──► transform ──► output
 //! ```
 //!
 //! | module | holds |
 //! | --- | --- |
+//! | [`transform`] | what is done to each line: the [`Transform`](transform::Transform) trait every strategy is generic over, and the space count |
 //! | [`kernel`] | spaces in a line, capped at 7; headers; a line or a chunk rendered (SIMD chosen at run time) |
 //! | [`frame`] | complete lines, chunks cut at line ends, or shared batches, out of reusable buffers |
 //! | [`strategy`] | the five strategies, one file each, knobs as plain structs |
@@ -26,6 +27,50 @@
 //! | [`quote`] | file names quoted so every message stays one line |
 //! | [`cli`] | the arguments every binary shares, sizes with suffixes, bounds on knobs |
 //! | [`stats`] | `--stats`: counters and per-stage busy/waiting clocks |
+//!
+//! ## A transform of one's own
+//!
+//! The binaries run [`SpaceCount`](transform::SpaceCount). Any other [`Transform`] runs through
+//! the same strategies: write how much a line's rendering adds at most and how a line is
+//! rendered (a chunk's rendering, a line at a time, comes with them; write it too where a chunk
+//! has a faster way), and hand it to a strategy's `run` in the space count's place. Generic, so
+//! each strategy is compiled for it and a line's rendering is inlined where lines are framed.
+//!
+//! ```
+//! use pipelines::io::Memory;
+//! use pipelines::strategy::std_baseline;
+//! use pipelines::transform::Transform;
+//!
+//! /// A line with its ASCII letters upper-cased.
+//! struct Upper;
+//!
+//! impl Transform for Upper {
+//!     fn most_added(&self) -> usize {
+//!         1 // the `\n`
+//!     }
+//!
+//!     fn render_line(&self, out: &mut Vec<u8>, line: &[u8]) {
+//!         out.extend(line.iter().map(u8::to_ascii_uppercase));
+//!         out.push(b'\n');
+//!     }
+//! }
+//!
+//! let knobs = std_baseline::Knobs { buffer_size: 4096 };
+//! let mut out = Vec::new();
+//! std_baseline::run(&knobs, Upper, Memory::new(&b"a b\nc"[..]), &mut out)?;
+//! assert_eq!(out, b"A B\nC\n");
+//! # Ok::<(), pipelines::error::Error>(())
+//! ```
+//!
+//! `examples/upper.rs` runs it from stdin (or FILEs) to stdout as the binaries do, with their
+//! edge ([`process::run`]: `cat`'s rules, `-z`, `--stats`, messages and exit statuses), through
+//! `std-baseline` or, with `--batched`, `batched`:
+//!
+//! ```sh
+//! printf 'a b\nc\n' | cargo run --example upper -- --batched
+//! ```
+//!
+//! [`Transform`]: transform::Transform
 
 pub mod async_io;
 pub mod cli;
@@ -38,3 +83,4 @@ pub mod process;
 pub mod quote;
 pub mod stats;
 pub mod strategy;
+pub mod transform;

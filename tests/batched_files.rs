@@ -19,6 +19,7 @@ use pipelines::io::ranges::Range;
 use pipelines::io::sources::Sources;
 use pipelines::io::{FileInput, Input, Piece, RangedInput};
 use pipelines::strategy::batched::{Knobs, run};
+use pipelines::transform::SpaceCount;
 use proptest::prelude::*;
 
 fn knobs(threads: usize, chunk_size: usize) -> Knobs {
@@ -54,6 +55,7 @@ fn in_process(knobs: &Knobs, files: &[PathBuf]) -> Vec<u8> {
         let mut output = Vec::new();
         run(
             &knobs,
+            SpaceCount,
             FileInput::new(Sources::new(&files), None),
             &mut output,
         )
@@ -263,7 +265,7 @@ fn run_in_process(path: &Path, output: OwnedFd) -> Box<dyn FnOnce() -> bool> {
     let files = vec![path.to_owned()];
     let running = thread::spawn(move || {
         let input = FileInput::new(Sources::new(&files), None);
-        run(&knobs(2, 64 << 10), input, File::from(output)).is_ok()
+        run(&knobs(2, 64 << 10), SpaceCount, input, File::from(output)).is_ok()
     });
     Box::new(move || within("the run in process", || running.join()).expect("no panic"))
 }
@@ -351,7 +353,7 @@ fn input_that_is_the_output_is_refused() {
     let watched = OwnedFd::from(output.try_clone().expect("dup"));
     let input = FileInput::new(Sources::new(&[path.clone(), other.clone()]), Some(watched));
     within("the run in process", move || {
-        run(&knobs(2, 1000), input, &output).expect("runs");
+        run(&knobs(2, 1000), SpaceCount, input, &output).expect("runs");
     });
     let after = fs::read(&path).expect("reading");
     assert!(after == [&contents[..], &reference(&others)[..]].concat());
@@ -445,7 +447,7 @@ fn a_read_error_in_a_range_is_reported_and_the_file_skipped() {
     let input = OneFile(Some(Arc::new(write_only())), true);
     let (output, stats) = within("the run in process", move || {
         let mut output = Vec::new();
-        let stats = run(&knobs(2, 1000), input, &mut output).expect("runs");
+        let stats = run(&knobs(2, 1000), SpaceCount, input, &mut output).expect("runs");
         (output, stats)
     });
     assert!(output.is_empty() && stats.lines == 0);
@@ -516,7 +518,7 @@ fn stats_count_the_bytes_the_workers_read() {
     let files_input = FileInput::new(Sources::new(&files), None);
     let (output, stats) = within("the run in process", move || {
         let mut output = Vec::new();
-        let stats = run(&knobs(2, 1000), files_input, &mut output).expect("runs");
+        let stats = run(&knobs(2, 1000), SpaceCount, files_input, &mut output).expect("runs");
         (output, stats)
     });
     assert_eq!(stats.bytes_in, input.len() as u64);

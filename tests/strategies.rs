@@ -1,8 +1,10 @@
 //! Every strategy and every framer of the library, driven in process, checked byte for byte
 //! against the one reference model: on padded inputs whose line ends and spaces fall on every
 //! buffer, chunk and batch edge, and on property-generated input, at the smallest knob values.
-//! One macro, instantiated once for each, as memchr tests its implementations. Then each strategy
-//! over real descriptors: pipes, a socket pair, a file.
+//! One macro, instantiated once for each, as memchr tests its implementations; each strategy also
+//! with a transform of the test's own against its own reference, so that each is seen to render
+//! with the transform it is given. Then each strategy over real descriptors: pipes, a socket pair,
+//! a file.
 
 mod common;
 
@@ -17,7 +19,7 @@ use std::task::{Context, Poll};
 use std::thread;
 use std::thread::LocalKey;
 
-use common::{line_soup, padded_inputs, reference};
+use common::{line_soup, lines_of, padded_inputs, reference};
 use pipelines::async_io::{AsyncFile, AsyncFileInput};
 use pipelines::error::Error;
 use pipelines::frame::shared::SharedLines;
@@ -27,6 +29,7 @@ use pipelines::io::{FileInput, Input, Memory, fd};
 use pipelines::kernel::{render_chunk, render_line};
 use pipelines::stats::Stats;
 use pipelines::strategy;
+use pipelines::transform::{SpaceCount, Transform};
 use proptest::prelude::*;
 use tokio::io::AsyncWrite;
 use tokio::runtime::{Builder, Runtime};
@@ -70,12 +73,42 @@ thread_local! {
     static MULTI_THREAD: Runtime = runtime(Builder::new_multi_thread().worker_threads(2));
 }
 
-/// Each strategy and framer at size `knob` (1 upwards: the smallest sizes it allows), over
-/// `input` in memory, returning what it wrote.
-fn std_baseline(input: &[u8], knob: usize) -> Vec<u8> {
+/// A transform of the test's own, whose reference is plain: each line's bytes reversed, between
+/// `<` and `>`. It asks for more room than the space count does, and checks that it got it.
+#[derive(Clone, Copy)]
+struct Reversed;
+
+impl Transform for Reversed {
+    fn most_added(&self) -> usize {
+        40
+    }
+
+    fn render_line(&self, out: &mut Vec<u8>, line: &[u8]) {
+        let room = out.capacity() - out.len();
+        assert!(room >= line.len() + self.most_added(), "room for {line:?}");
+        out.push(b'<');
+        out.extend(line.iter().rev());
+        out.extend_from_slice(b">\n");
+    }
+}
+
+/// [`Reversed`]'s reference, on the reference model's lines.
+fn reversed_reference(input: &[u8]) -> Vec<u8> {
+    let mut output = Vec::new();
+    for line in lines_of(input) {
+        output.push(b'<');
+        output.extend(line.iter().rev());
+        output.extend_from_slice(b">\n");
+    }
+    output
+}
+
+/// Each strategy with `transform`, and each framer with the kernel, at size `knob` (1 upwards:
+/// the smallest sizes it allows), over `input` in memory, returning what it wrote.
+fn std_baseline(transform: impl Transform, input: &[u8], knob: usize) -> Vec<u8> {
     let mut out = Vec::new();
     let knobs = strategy::std_baseline::Knobs { buffer_size: knob };
-    strategy::std_baseline::run(&knobs, Memory::new(input), &mut out)
+    strategy::std_baseline::run(&knobs, transform, Memory::new(input), &mut out)
         .expect("in memory, nothing fails");
     out
 }
@@ -87,43 +120,46 @@ fn on_current_thread(run: impl Future<Output = Result<Stats, Error>>) {
         .expect("in memory, nothing fails");
 }
 
-fn baseline(input: &[u8], knob: usize) -> Vec<u8> {
+fn baseline(transform: impl Transform, input: &[u8], knob: usize) -> Vec<u8> {
     let mut out = Vec::new();
     let knobs = strategy::baseline::Knobs { buffer_size: knob };
     on_current_thread(strategy::baseline::run(
         &knobs,
+        transform,
         Memory::new(input),
         &mut out,
     ));
     out
 }
 
-fn streamer(input: &[u8], knob: usize) -> Vec<u8> {
+fn streamer(transform: impl Transform, input: &[u8], knob: usize) -> Vec<u8> {
     let mut out = Vec::new();
     let knobs = strategy::streamer::Knobs { buffer_size: knob };
     on_current_thread(strategy::streamer::run(
         &knobs,
+        transform,
         Memory::new(input),
         &mut out,
     ));
     out
 }
 
-fn pipeline(input: &[u8], knob: usize) -> Vec<u8> {
+fn pipeline(transform: impl Transform + Send + 'static, input: &[u8], knob: usize) -> Vec<u8> {
     let out = Collected::default();
     let knobs = strategy::pipeline::Knobs {
         batch: knob,
         queue: 1 + knob % 2,
         clocks: knob.is_multiple_of(3),
     };
-    let run = strategy::pipeline::run(&knobs, Memory::new(input.to_vec()), out.clone());
+    let input = Memory::new(input.to_vec());
+    let run = strategy::pipeline::run(&knobs, transform, input, out.clone());
     MULTI_THREAD
         .with(|runtime| runtime.block_on(run))
         .expect("in memory, nothing fails");
     out.bytes()
 }
 
-fn batched(input: &[u8], knob: usize) -> Vec<u8> {
+fn batched(transform: impl Transform + Sync, input: &[u8], knob: usize) -> Vec<u8> {
     let mut out = Vec::new();
     let knobs = strategy::batched::Knobs {
         threads: 1 + knob % 3,
@@ -131,7 +167,8 @@ fn batched(input: &[u8], knob: usize) -> Vec<u8> {
         queue: 1 + knob % 2,
         clocks: knob.is_multiple_of(3),
     };
-    strategy::batched::run(&knobs, Memory::new(input), &mut out).expect("in memory, nothing fails");
+    strategy::batched::run(&knobs, transform, Memory::new(input), &mut out)
+        .expect("in memory, nothing fails");
     out
 }
 
@@ -208,19 +245,20 @@ fn shared_lines(input: &[u8], knob: usize) -> Vec<u8> {
     out
 }
 
-/// The tests for one strategy or framer, `$run(input, knob)`: padded inputs of up to
-/// `$longest` bytes at knobs 1 to 3, and generated input of up to 400 bytes at knobs 1 to 9.
+/// The tests of `$run(input, knob)` against `$reference(input)`, in a module `$module`: padded
+/// inputs of up to `$longest` bytes at knobs 1 to 3, and generated input of up to 400 bytes at
+/// knobs 1 to 9.
 macro_rules! against_the_reference {
-    ($name:ident, $longest:expr) => {
-        mod $name {
+    ($module:ident, $run:expr, $reference:expr, $longest:expr) => {
+        mod $module {
             use super::*;
 
             #[test]
             fn padded_inputs_at_the_smallest_knobs() {
                 for input in padded_inputs($longest) {
                     for knob in 1..=3 {
-                        let got = super::$name(&input, knob);
-                        assert!(got == reference(&input), "knob {knob}, input {input:?}");
+                        let got = $run(&input, knob);
+                        assert!(got == $reference(&input), "knob {knob}, input {input:?}");
                     }
                 }
             }
@@ -230,21 +268,44 @@ macro_rules! against_the_reference {
 
                 #[test]
                 fn generated_input(input in line_soup(400), knob in 1usize..10) {
-                    prop_assert!(super::$name(&input, knob) == reference(&input));
+                    prop_assert!($run(&input, knob) == $reference(&input));
                 }
             }
         }
     };
 }
 
-against_the_reference!(std_baseline, 40);
-against_the_reference!(baseline, 40);
-against_the_reference!(streamer, 40);
-against_the_reference!(pipeline, 24);
-against_the_reference!(batched, 24);
-against_the_reference!(line_buffer, 40);
-against_the_reference!(chunk, 40);
-against_the_reference!(shared_lines, 40);
+/// A strategy's tests, `crate::$name(transform, input, knob)`: with the space count against the
+/// reference model, and with [`Reversed`] against its own.
+macro_rules! strategy_against_the_references {
+    ($name:ident, $longest:expr) => {
+        mod $name {
+            use super::*;
+
+            against_the_reference!(
+                space_count,
+                |input, knob| crate::$name(SpaceCount, input, knob),
+                reference,
+                $longest
+            );
+            against_the_reference!(
+                reversed,
+                |input, knob| crate::$name(Reversed, input, knob),
+                reversed_reference,
+                $longest
+            );
+        }
+    };
+}
+
+strategy_against_the_references!(std_baseline, 40);
+strategy_against_the_references!(baseline, 40);
+strategy_against_the_references!(streamer, 40);
+strategy_against_the_references!(pipeline, 24);
+strategy_against_the_references!(batched, 24);
+against_the_reference!(line_buffer, crate::line_buffer, reference, 40);
+against_the_reference!(chunk, crate::chunk, reference, 40);
+against_the_reference!(shared_lines, crate::shared_lines, reference, 40);
 
 /// Real descriptors: input through a pipe named as a FILE (`/dev/fd/N`, as a shell's process
 /// substitution gives), output into a pipe, each end served by a thread of its own.
@@ -290,7 +351,8 @@ fn sync_strategies_over_pipes() {
     let input = many_lines();
     let output = through_pipes(&input, |sources, output| {
         let knobs = strategy::std_baseline::Knobs { buffer_size: 1000 };
-        strategy::std_baseline::run(&knobs, FileInput::new(sources, None), output).expect("runs");
+        let input = FileInput::new(sources, None);
+        strategy::std_baseline::run(&knobs, SpaceCount, input, output).expect("runs");
     });
     assert!(output == reference(&input));
     let output = through_pipes(&input, |sources, output| {
@@ -300,7 +362,8 @@ fn sync_strategies_over_pipes() {
             queue: 1,
             clocks: false,
         };
-        strategy::batched::run(&knobs, FileInput::new(sources, None), output).expect("runs");
+        let input = FileInput::new(sources, None);
+        strategy::batched::run(&knobs, SpaceCount, input, output).expect("runs");
     });
     assert!(output == reference(&input));
 }
@@ -328,11 +391,11 @@ fn async_strategies_over_pipes() {
     let input = many_lines();
     let knobs = strategy::baseline::Knobs { buffer_size: 1000 };
     let output = over_pipes(&input, &CURRENT_THREAD, |input, output| {
-        strategy::baseline::run(&knobs, input, output)
+        strategy::baseline::run(&knobs, SpaceCount, input, output)
     });
     assert!(output == reference(&input));
     let output = over_pipes(&input, &CURRENT_THREAD, |input, output| {
-        strategy::streamer::run(&knobs, input, output)
+        strategy::streamer::run(&knobs, SpaceCount, input, output)
     });
     assert!(output == reference(&input));
     let knobs = strategy::pipeline::Knobs {
@@ -341,7 +404,7 @@ fn async_strategies_over_pipes() {
         clocks: true,
     };
     let output = over_pipes(&input, &MULTI_THREAD, |input, output| {
-        strategy::pipeline::run(&knobs, input, output)
+        strategy::pipeline::run(&knobs, SpaceCount, input, output)
     });
     assert!(output == reference(&input));
 }
@@ -369,7 +432,8 @@ fn a_socket_pair_and_a_file() {
     }
     let knobs = strategy::std_baseline::Knobs { buffer_size: 4096 };
     let output = file.try_clone().expect("dup");
-    let stats = strategy::std_baseline::run(&knobs, Socket(theirs), output).expect("runs");
+    let stats =
+        strategy::std_baseline::run(&knobs, SpaceCount, Socket(theirs), output).expect("runs");
     feeding.join().expect("no panic").expect("fed");
     assert_eq!(stats.bytes_in, input.len() as u64);
     assert!(std::fs::read(&path).expect("written") == reference(&input));
@@ -378,7 +442,8 @@ fn a_socket_pair_and_a_file() {
     let out = Collected::default();
     let sources = Sources::new(std::slice::from_ref(&path));
     let watched = file.as_fd().try_clone_to_owned().ok();
-    let run = strategy::baseline::run(&knobs, AsyncFileInput::new(sources, watched), out.clone());
+    let from_file = AsyncFileInput::new(sources, watched);
+    let run = strategy::baseline::run(&knobs, SpaceCount, from_file, out.clone());
     CURRENT_THREAD
         .with(|runtime| runtime.block_on(run))
         .expect("runs");

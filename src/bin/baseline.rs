@@ -7,6 +7,7 @@ use pipelines::async_io::runtime::Flavor;
 use pipelines::cli::{BufferArgs, CommonArgs, TRANSFORM_HELP, VERSION};
 use pipelines::process;
 use pipelines::strategy::baseline::{self, Knobs};
+use pipelines::transform::SpaceCount;
 
 /// Prefix every line with [spaces: N]: one tokio task, one loop, a line at a time.
 #[derive(Parser)]
@@ -32,6 +33,6 @@ fn main() -> ExitCode {
         env!("CARGO_BIN_NAME"),
         &args.common,
         flavor,
-        |input, output| async move { baseline::run(&knobs, input, output).await },
+        |input, output| async move { baseline::run(&knobs, SpaceCount, input, output).await },
     )
 }

@@ -10,6 +10,7 @@ use pipelines::cli::{
 };
 use pipelines::process;
 use pipelines::strategy::batched::{self, Knobs};
+use pipelines::transform::SpaceCount;
 
 /// The most threads, or queued chunks, allowed: past it they only cost memory, and soon fail.
 const MOST: u64 = 1024;
@@ -44,6 +45,6 @@ fn main() -> ExitCode {
         clocks: args.common.stats,
     };
     process::run(env!("CARGO_BIN_NAME"), &args.common, |input, output| {
-        batched::run(&knobs, input, output)
+        batched::run(&knobs, SpaceCount, input, output)
     })
 }

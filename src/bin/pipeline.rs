@@ -1,4 +1,4 @@
-//! `pipeline`: tokio's multi-thread runtime; reader, counter and writer tasks joined by bounded
+//! `pipeline`: tokio's multi-thread runtime; reader, renderer and writer tasks joined by bounded
 //! channels, `--batch` lines a message.
 
 use std::process::ExitCode;
@@ -8,12 +8,13 @@ use pipelines::async_io::runtime::Flavor;
 use pipelines::cli::{CommonArgs, TRANSFORM_HELP, VERSION, positive_up_to};
 use pipelines::process;
 use pipelines::strategy::pipeline::{self, Knobs};
+use pipelines::transform::SpaceCount;
 
 /// The most lines per message, or messages per channel: past it they only hold memory, and
 /// tokio's channels refuse capacities near `usize::MAX` by panicking.
 const MOST: u64 = 1 << 20;
 
-/// Prefix every line with [spaces: N]: reader, counter and writer tasks joined by channels.
+/// Prefix every line with [spaces: N]: reader, renderer and writer tasks joined by channels.
 #[derive(Parser)]
 #[command(name = env!("CARGO_BIN_NAME"), version = VERSION, after_help = TRANSFORM_HELP)]
 struct Args {
@@ -44,6 +45,6 @@ fn main() -> ExitCode {
         env!("CARGO_BIN_NAME"),
         &args.common,
         flavor,
-        |input, output| async move { pipeline::run(&knobs, input, output).await },
+        |input, output| async move { pipeline::run(&knobs, SpaceCount, input, output).await },
     )
 }

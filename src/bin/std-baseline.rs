@@ -6,6 +6,7 @@ use clap::Parser;
 use pipelines::cli::{BufferArgs, CommonArgs, TRANSFORM_HELP, VERSION};
 use pipelines::process;
 use pipelines::strategy::std_baseline::{self, Knobs};
+use pipelines::transform::SpaceCount;
 
 /// Prefix every line with [spaces: N]: one thread, one loop, a line at a time.
 #[derive(Parser)]
@@ -23,6 +24,6 @@ fn main() -> ExitCode {
         buffer_size: args.buffer.size,
     };
     process::run(env!("CARGO_BIN_NAME"), &args.common, |input, output| {
-        std_baseline::run(&knobs, input, output)
+        std_baseline::run(&knobs, SpaceCount, input, output)
     })
 }

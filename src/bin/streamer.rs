@@ -8,6 +8,7 @@ use pipelines::async_io::runtime::Flavor;
 use pipelines::cli::{BufferArgs, CommonArgs, TRANSFORM_HELP, VERSION};
 use pipelines::process;
 use pipelines::strategy::streamer::{self, Knobs};
+use pipelines::transform::SpaceCount;
 
 /// Prefix every line with [spaces: N]: a stream of lines, rendered and forwarded into stdout.
 #[derive(Parser)]
@@ -31,6 +32,6 @@ fn main() -> ExitCode {
         env!("CARGO_BIN_NAME"),
         &args.common,
         flavor,
-        |input, output| async move { streamer::run(&knobs, input, output).await },
+        |input, output| async move { streamer::run(&knobs, SpaceCount, input, output).await },
     )
 }

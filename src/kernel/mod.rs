@@ -105,9 +105,9 @@ pub const fn chunk_room(chunk_len: usize) -> usize {
 /// blocks save.
 pub const SHORT_CHUNK: usize = 256;
 
-/// The longest rendering's overhead on a line: the longest header and a `\n` that the input's
-/// final line may lack.
-const LINE_OVERHEAD: usize = 13;
+/// The most a line's rendering adds to it: the longest header and a `\n` that the input's final
+/// line may lack.
+pub const LINE_OVERHEAD: usize = HEADERS[SPACES_CAP].len() + 1;
 
 /// Appends the rendering of every line in `chunk` to `out` and returns how many lines that was,
 /// with the fastest [`Implementation`] this CPU runs (chosen on the first call), or a line at a

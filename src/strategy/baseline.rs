@@ -9,13 +9,14 @@ use crate::async_io::{AsyncInput, AsyncOutput};
 use crate::error::Error;
 use crate::frame::LineBuffer;
 use crate::stats::Stats;
-use crate::strategy::render_line_in_memory;
+use crate::transform::{Transform, render_line_in_memory};
 
 pub use super::std_baseline::Knobs;
 
-/// Renders every line of `input` onto `output`.
+/// Renders every line of `input` onto `output` with `transform`.
 pub async fn run(
     knobs: &Knobs,
+    transform: impl Transform,
     mut input: impl AsyncInput,
     output: impl AsyncWrite + Unpin,
 ) -> Result<Stats, Error> {
@@ -31,13 +32,13 @@ pub async fn run(
         stats.bytes_in += read as u64;
         lines.filled(read);
         while let Some(line) = lines.next_line() {
-            render_line_in_memory(output.pending(), line)?;
+            render_line_in_memory(&transform, output.pending(), line)?;
             stats.lines += 1;
         }
         output.flush_if_full().await?;
     }
     if let Some(line) = lines.take_rest() {
-        render_line_in_memory(output.pending(), line)?;
+        render_line_in_memory(&transform, output.pending(), line)?;
         stats.lines += 1;
     }
     output.flush().await?;

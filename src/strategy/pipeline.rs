@@ -1,4 +1,4 @@
-//! `pipeline`: tokio's multi-thread runtime, with a reader, a counter and a writer task joined by
+//! `pipeline`: tokio's multi-thread runtime, with a reader, a renderer and a writer task joined by
 //! bounded channels. Each message carries `batch` lines, split off the read buffer uncopied.
 //!
 //! Order holds by construction: one task per stage and first-in-first-out channels. When input
@@ -20,7 +20,7 @@ use crate::frame::reserve;
 use crate::frame::shared::SharedLines;
 use crate::io::gather::is_due_idle;
 use crate::stats::{StageClock, Stats};
-use crate::strategy::render_chunk_in_memory;
+use crate::transform::Transform;
 
 /// Bytes per read of input and per write of output.
 pub const IO_SIZE: usize = 128 * 1024;
@@ -43,10 +43,11 @@ struct Message<T> {
     idle: bool,
 }
 
-/// Renders every line of `input` onto `output`. Must run on a tokio runtime: it spawns its
-/// tasks there.
+/// Renders every line of `input` onto `output` with `transform`. Must run on a tokio runtime: it
+/// spawns its tasks there, the transform moved into the one that renders.
 pub async fn run(
     knobs: &Knobs,
+    transform: impl Transform + Send + 'static,
     input: impl AsyncInput + 'static,
     output: impl AsyncWrite + Unpin + Send + 'static,
 ) -> Result<Stats, Error> {
@@ -56,22 +57,22 @@ pub async fn run(
     let (rendered_in, rendered_out) = channel(knobs.queue);
     let output = AsyncOutput::new(output, IO_SIZE);
     let reader = tokio::spawn(read(input, knobs.batch, lines_in, clock("reader")));
-    let counter = tokio::spawn(count(lines_out, rendered_in, clock("counter")));
+    let renderer = tokio::spawn(render(transform, lines_out, rendered_in, clock("renderer")));
     let writer = tokio::spawn(write(output, rendered_out, clock("writer")));
     // The writer first: if it fails, the reader may be waiting on input that never comes.
     let (bytes_out, writer) = joined(writer).await??;
-    let (lines, counter) = joined(counter).await??;
+    let (lines, renderer) = joined(renderer).await??;
     let (bytes_in, reader) = joined(reader).await??;
     stats.lines = lines;
     stats.bytes_in = bytes_in;
     stats.bytes_out = bytes_out;
-    stats.stages = vec![reader, counter, writer];
+    stats.stages = vec![reader, renderer, writer];
     Ok(stats)
 }
 
 /// Cuts input into batches of `batch` whole lines and sends them on. Before a read that would
 /// wait, sends what it holds, however short, marked idle. Returns the bytes read; stops early,
-/// without error, if the counter has gone (the writer failed, and says why).
+/// without error, if the renderer has gone (the writer failed, and says why).
 async fn read(
     mut input: impl AsyncInput,
     batch: usize,
@@ -118,8 +119,9 @@ async fn read(
     Ok((bytes_in, clock))
 }
 
-/// Renders each batch into a buffer of its own. Returns the lines rendered.
-async fn count(
+/// Renders each batch into a buffer of its own with `transform`. Returns the lines rendered.
+async fn render(
+    transform: impl Transform,
     mut lines: Receiver<Message<Bytes>>,
     rendered: Sender<Message<Vec<u8>>>,
     mut clock: StageClock,
@@ -128,7 +130,7 @@ async fn count(
     while let Some(Message { data, idle }) = lines.recv().await {
         clock.waited_to_receive();
         let mut out = Vec::new();
-        count += render_chunk_in_memory(&mut out, &data)?;
+        count += transform.render_chunk(&mut out, &data)?;
         if !send(&rendered, Message { data: out, idle }, &mut clock).await {
             break;
         }
@@ -186,6 +188,7 @@ mod tests {
     use crate::async_io::AsyncFileInput;
     use crate::io::sources::Sources;
     use crate::io::testing::within;
+    use crate::transform::SpaceCount;
 
     /// A lone line goes out while its batch is far from full and the input stays open: the
     /// reader marks it idle and the writer writes at once.
@@ -207,7 +210,7 @@ mod tests {
                     queue: 4,
                     clocks: false,
                 };
-                let run = tokio::spawn(async move { run(&knobs, input, output).await });
+                let run = tokio::spawn(async move { run(&knobs, SpaceCount, input, output).await });
                 writer.write_all(b"a b\n").unwrap();
                 let mut line = [0; 15];
                 rendered.read_exact(&mut line).await.unwrap();

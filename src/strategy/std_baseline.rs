@@ -8,7 +8,7 @@ use crate::error::Error;
 use crate::frame::LineBuffer;
 use crate::io::{Input, Output};
 use crate::stats::Stats;
-use crate::strategy::render_line_in_memory;
+use crate::transform::{Transform, render_line_in_memory};
 
 /// The knobs.
 #[derive(Debug, Clone)]
@@ -17,8 +17,13 @@ pub struct Knobs {
     pub buffer_size: usize,
 }
 
-/// Renders every line of `input` onto `output`.
-pub fn run(knobs: &Knobs, mut input: impl Input, output: impl Write) -> Result<Stats, Error> {
+/// Renders every line of `input` onto `output` with `transform`.
+pub fn run(
+    knobs: &Knobs,
+    transform: impl Transform,
+    mut input: impl Input,
+    output: impl Write,
+) -> Result<Stats, Error> {
     let mut stats = Stats::start();
     let mut output = Output::new(output, knobs.buffer_size);
     let mut lines = LineBuffer::new(knobs.buffer_size);
@@ -31,13 +36,13 @@ pub fn run(knobs: &Knobs, mut input: impl Input, output: impl Write) -> Result<S
         stats.bytes_in += read as u64;
         lines.filled(read);
         while let Some(line) = lines.next_line() {
-            render_line_in_memory(output.pending(), line)?;
+            render_line_in_memory(&transform, output.pending(), line)?;
             stats.lines += 1;
         }
         output.flush_if_full()?;
     }
     if let Some(line) = lines.take_rest() {
-        render_line_in_memory(output.pending(), line)?;
+        render_line_in_memory(&transform, output.pending(), line)?;
         stats.lines += 1;
     }
     output.flush()?;

@@ -12,14 +12,15 @@ use tokio::io::AsyncWrite;
 
 use crate::async_io::{AsyncInput, AsyncOutput};
 use crate::error::Error;
-use crate::kernel::render_shared;
 use crate::stats::Stats;
+use crate::transform::Transform;
 
 pub use super::std_baseline::Knobs;
 
-/// Renders every line of `input` onto `output`.
+/// Renders every line of `input` onto `output` with `transform`.
 pub async fn run(
     knobs: &Knobs,
+    transform: impl Transform,
     mut input: impl AsyncInput,
     output: impl AsyncWrite + Unpin,
 ) -> Result<Stats, Error> {
@@ -28,7 +29,7 @@ pub async fn run(
     let mut lines = input.lines(knobs.buffer_size);
     (&mut lines)
         .inspect(|_| stats.lines += 1)
-        .map(|line| line.map(render_shared))
+        .map(|line| line.and_then(|line| transform.render_shared(line)))
         .forward(&mut output)
         .await?;
     stats.bytes_in = lines.bytes_read();

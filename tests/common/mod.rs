@@ -118,15 +118,19 @@ pub const INVALID_ARGS: &[Variant] = &[
     variant!("streamer", "--buffer-size", "100000000000000"),
 ];
 
+/// The lines of `input`, each without its `\n`, as the contract splits them (docs/CONTRACT.md
+/// §2.1), written as plainly as possible and independently of the library.
+pub fn lines_of(input: &[u8]) -> impl Iterator<Item = &[u8]> {
+    // A final `\n` ends the last line rather than starting an empty one; no input, no line.
+    let body = input.strip_suffix(b"\n").unwrap_or(input);
+    let lines = (!input.is_empty()).then(|| body.split(|&byte| byte == b'\n'));
+    lines.into_iter().flatten()
+}
+
 /// The contract, written as plainly as possible and independently of the library.
 pub fn reference(input: &[u8]) -> Vec<u8> {
     let mut output = Vec::new();
-    if input.is_empty() {
-        return output;
-    }
-    // A final `\n` ends the last line rather than starting an empty one.
-    let body = input.strip_suffix(b"\n").unwrap_or(input);
-    for line in body.split(|&byte| byte == b'\n') {
+    for line in lines_of(input) {
         let spaces = line.iter().filter(|&&byte| byte == b' ').count();
         let count = if spaces > 6 {
             ">6".to_string()

@@ -20,20 +20,24 @@
 //! after its own: a live line passes through one thread, as in a one-thread filter, with no
 //! hand-off to wait for.
 //!
+//! Each module uses only those below it:
+//!
 //! | module | holds |
 //! | --- | --- |
 //! | here | the knobs, [`run`], and the calling thread's reading: what goes to a worker, what is rendered here |
-//! | `round` | the slot round: `Slot`, the calling thread's `Flight`, a worker's `work` |
-//! | `writing` | the renderings put back in order and written by whichever thread's turn it is: `Writing`, `submit` |
+//! | `round` | the slot round: the calling thread's `Flight`, a worker's `work` |
+//! | `state` | the round's shared state and its rules, under one lock: slots numbered, renderings put back in order and written by whichever thread's turn it is, ranges cut ahead: `RoundState` |
+//! | `slot` | a chunk's buffers on their round, and its reading and rendering: `Slot` |
 
 mod round;
-mod writing;
+mod slot;
+mod state;
 
-use std::io::{self, Write};
-use std::thread;
+use std::io::Write;
+use std::thread::{self, Scope, ScopedJoinHandle};
 use std::time::Duration;
 
-use crossbeam_channel::bounded;
+use crossbeam_channel::{Receiver, Sender, bounded};
 
 use crate::error::Error;
 use crate::frame::Chunk;
@@ -41,9 +45,11 @@ use crate::io::gather::is_due;
 use crate::io::{Output, Piece, RangedInput};
 use crate::parallel::{Slots, join, spawn};
 use crate::stats::{StageClock, Stats};
+use crate::transform::Transform;
 
 use round::{Flight, work};
-use writing::{EndsWorkers, Writing};
+use slot::Slot;
+use state::{EndsWorkers, RoundState};
 
 /// The most bytes the reading thread renders itself when the input goes idle: input arriving a
 /// little at a time, for which a hand-off to a worker would cost more than the rendering. More
@@ -68,7 +74,7 @@ pub struct Knobs {
     pub clocks: bool,
 }
 
-/// Renders every line of `input` onto `output`.
+/// Renders every line of `input` onto `output` with `transform`, which the workers share.
 ///
 /// The calling thread reads; whichever thread renders the next rendering in input order writes
 /// it. When a write fails, the run ends with that error as soon as the calling thread next hands
@@ -76,91 +82,108 @@ pub struct Knobs {
 /// [`FileInput`](crate::io::FileInput) does) notices its reader going away and ends the run.
 pub fn run(
     knobs: &Knobs,
+    transform: impl Transform + Sync,
     mut input: impl RangedInput,
     output: impl Write + Send,
 ) -> Result<Stats, Error> {
     let mut stats = Stats::start();
     let slots = knobs.threads + knobs.queue;
-    let writing = Writing::new(slots, Output::new(output, 0));
-    let bytes_read_here = thread::scope(|scope| {
+    let state = RoundState::new(slots, Output::new(output, 0));
+    stats.bytes_in = thread::scope(|scope| {
         // Room for every slot in each, and for one error from each worker, so that no send ever
         // blocks. Made in the scope, so that an early return ends the workers started; handed
-        // to `writing` once they all have, which ends them on the way out.
+        // to `state` once they all have, which ends them on the way out.
         let (to_workers, jobs) = bounded(slots);
         let (to_reader, freed) = bounded(slots + knobs.threads);
-        let mut workers = Vec::with_capacity(knobs.threads);
-        for n in 1..=knobs.threads {
-            let (jobs, to_reader, writing) = (jobs.clone(), to_reader.clone(), &writing);
-            let clock = StageClock::new(format!("worker {n}"), knobs.clocks);
-            workers.push(spawn(scope, format!("worker {n}"), move || {
-                work(jobs, to_reader, writing, clock)
-            })?);
-        }
-        writing::lock(&writing)?.to_workers = Some(to_workers);
-        let ends_workers = EndsWorkers(&writing);
+        let workers = start_workers(scope, knobs, &jobs, &to_reader, &state, &transform)?;
+        state.start_workers(to_workers)?;
+        let ends_workers = EndsWorkers(&state);
         let mut flight = Flight {
             slots: Slots::new(slots),
             chunk_size: knobs.chunk_size,
             freed,
-            writing: &writing,
+            state: &state,
+            transform: &transform,
             clock: StageClock::new("reader", knobs.clocks),
         };
         let read = read_all(knobs.chunk_size, &mut input, &mut flight);
         let Flight { mut clock, .. } = flight;
         if read.is_err() {
-            // Nothing more is written: the workers only hand their slots back, and end. (A lock
-            // poisoned by a worker's panic says as much already.)
-            if let Ok(mut state) = writing.lock() {
-                state.failed = true;
-            }
+            state.end_writing();
         }
-        // The workers end when their channel closes. Each is joined here, even after one has
-        // panicked, so that no panic is left for the scope to raise.
+        // The workers end when their channel closes.
         drop(ends_workers);
-        let mut fault = None;
-        for worker in workers {
-            match join(worker) {
-                Ok(clock) => stats.stages.push(clock),
-                Err(error) => {
-                    fault.get_or_insert(error);
-                }
-            }
-        }
-        if let Some(error) = fault {
-            return Err(error);
-        }
+        stats.stages = join_workers(workers)?;
         clock.busy();
         stats.stages.insert(0, clock);
         read
     })?;
-    let writing = writing.into_inner().map_err(|_| panicked())?;
-    stats.lines = writing.lines;
-    stats.bytes_in = bytes_read_here + writing.bytes_read_by_workers;
-    stats.bytes_out = writing.output.map_or(0, |output| output.bytes_written());
+    state.count_into(&mut stats)?;
     Ok(stats)
+}
+
+/// Starts `knobs.threads` workers, taking slots from `jobs`, rendering them with `transform` and
+/// handing them back to `to_reader`.
+fn start_workers<'scope, W: Write + Send>(
+    scope: &'scope Scope<'scope, '_>,
+    knobs: &Knobs,
+    jobs: &Receiver<Slot>,
+    to_reader: &Sender<Result<Slot, Error>>,
+    state: &'scope RoundState<W>,
+    transform: &'scope (impl Transform + Sync),
+) -> Result<Vec<ScopedJoinHandle<'scope, StageClock>>, Error> {
+    let mut workers = Vec::with_capacity(knobs.threads);
+    for n in 1..=knobs.threads {
+        let (jobs, to_reader) = (jobs.clone(), to_reader.clone());
+        let clock = StageClock::new(format!("worker {n}"), knobs.clocks);
+        workers.push(spawn(scope, format!("worker {n}"), move || {
+            work(jobs, to_reader, state, transform, clock)
+        })?);
+    }
+    Ok(workers)
+}
+
+/// Joins every worker, even after one has panicked, so that no panic is left for the scope to
+/// raise: their clocks, or the first worker's panic.
+fn join_workers(workers: Vec<ScopedJoinHandle<'_, StageClock>>) -> Result<Vec<StageClock>, Error> {
+    let mut clocks = Vec::with_capacity(workers.len() + 1);
+    let mut fault = None;
+    for worker in workers {
+        match join(worker) {
+            Ok(clock) => clocks.push(clock),
+            Err(error) => {
+                fault.get_or_insert(error);
+            }
+        }
+    }
+    match fault {
+        Some(error) => Err(error),
+        None => Ok(clocks),
+    }
 }
 
 /// Reads the whole input: whole lines go to the workers a full chunk at a time, or are rendered
 /// here when the input goes idle or ends; the ranges of a regular file that the input hands out
 /// go to the workers, which read them themselves. Returns the bytes read on this thread.
-fn read_all<W: Write>(
+fn read_all<W: Write, T: Transform>(
     size: usize,
     input: &mut impl RangedInput,
-    flight: &mut Flight<W>,
+    flight: &mut Flight<W, T>,
 ) -> Result<u64, Error> {
     let mut chunk = Chunk::new(size);
-    let mut bytes_in = 0;
+    let mut bytes_read_here = 0;
     // Whether ranges of a file are out: one that could not be read ends its file's ranges.
-    let mut ranged = false;
+    let mut ranges_out = false;
     loop {
-        let piece = match ranged && flight.range_failed()? {
-            true => Piece::RangesEnd,
-            false => input.next_piece(size, &mut chunk)?,
+        let piece = if ranges_out && flight.state.read_failed()? {
+            Piece::RangesEnd
+        } else {
+            input.next_piece(size, &mut chunk)?
         };
         match piece {
             Piece::Stream => {}
             Piece::Read(read) => {
-                bytes_in += read as u64;
+                bytes_read_here += read as u64;
                 if chunk.has_lines() {
                     flight.send_lines(&mut chunk)?;
                 }
@@ -168,7 +191,7 @@ fn read_all<W: Write>(
             }
             Piece::Range(range) => {
                 flight.send_range(range)?;
-                ranged = true;
+                ranges_out = true;
                 continue;
             }
             Piece::RangesEnd => {
@@ -176,8 +199,8 @@ fn read_all<W: Write>(
                 // dropped unwritten), and no slot holds the file open any longer. The rest is
                 // a stream: read on.
                 flight.drain()?;
-                input.ranges_read(flight.range_failure()?);
-                ranged = false;
+                input.ranges_read(flight.state.take_read_error()?);
+                ranges_out = false;
             }
         }
         let read = input.read(chunk.spare()?)?;
@@ -185,37 +208,49 @@ fn read_all<W: Write>(
             chunk.finish();
             flight.render_here(&mut chunk)?;
             flight.drain()?;
-            return Ok(bytes_in);
+            return Ok(bytes_read_here);
         }
         chunk.filled(read);
-        bytes_in += read as u64;
-        // What is held goes on once a chunk's worth is in, or at once if the next read would
-        // wait: `gather`'s rule, as for every batching stage.
-        if !is_due(chunk.bytes().len(), size, || input.has_waiting()) {
-            continue;
-        }
-        if chunk.is_full() || chunk.bytes().len() > MOST_RENDERED_HERE {
-            // Under load, or the end of a burst: the lines go to a worker, which writes them
-            // when their turn comes, and this thread reads on meanwhile.
-            if chunk.has_lines() {
-                flight.send_lines(&mut chunk)?;
-            }
-        } else {
-            // Input arriving a little at a time: a worker would only add a hand-off to the
-            // line's way out.
-            flight.render_here(&mut chunk)?;
-        }
-        // Nothing waits for this thread to be written. But when the input idles, a write that
-        // failed meanwhile must still end the run: the workers are waited for first.
-        if flight.slots.out() > 0 && !input.waits_within(BURST_GAP) {
-            flight.drain()?;
-        }
+        bytes_read_here += read as u64;
+        hand_on(size, input, &mut chunk, flight)?;
     }
 }
 
-/// The error for a thread that panicked, or for a channel whose far end went away with it.
-pub(super) fn panicked() -> Error {
-    Error::new("rendering", io::Error::other("a worker thread panicked"))
+/// After a read of a stream, hands on the lines held once they are due: `gather`'s rule, as for
+/// every batching stage, says they are once a chunk's worth is in, or at once if the next read
+/// would wait.
+fn hand_on<W: Write, T: Transform>(
+    size: usize,
+    input: &mut impl RangedInput,
+    chunk: &mut Chunk,
+    flight: &mut Flight<W, T>,
+) -> Result<(), Error> {
+    if !is_due(chunk.bytes().len(), size, || input.has_waiting()) {
+        return Ok(());
+    }
+    if chunk.is_full() || chunk.bytes().len() > MOST_RENDERED_HERE {
+        // Under load, or the end of a burst: the lines go to a worker, which writes them
+        // when their turn comes, and this thread reads on meanwhile.
+        if chunk.has_lines() {
+            flight.send_lines(chunk)?;
+        }
+    } else {
+        // Input arriving a little at a time: a worker would only add a hand-off to the
+        // line's way out.
+        flight.render_here(chunk)?;
+    }
+    // Nothing waits for this thread to be written. But when the input idles, a write that
+    // failed meanwhile must still end the run: the workers are waited for first.
+    if flight.slots.out() > 0 && idles(input) {
+        flight.drain()?;
+    }
+    Ok(())
+}
+
+/// Whether no input comes within [`BURST_GAP`], waiting that long at most: `waits_within` says
+/// whether some does (input waiting to be read, not a read that would wait).
+fn idles(input: &mut impl RangedInput) -> bool {
+    !input.waits_within(BURST_GAP)
 }
 
 #[cfg(test)]
@@ -229,6 +264,7 @@ mod tests {
     use crate::io::FileInput;
     use crate::io::sources::Sources;
     use crate::io::testing::within;
+    use crate::transform::SpaceCount;
 
     /// `run` on its own thread, reading a pipe and writing another: the pipe's writing end, the
     /// output's reading end, and the run.
@@ -238,7 +274,7 @@ mod tests {
         let path = PathBuf::from(format!("/dev/fd/{}", reader.as_raw_fd()));
         let running = std::thread::spawn(move || {
             let input = FileInput::new(Sources::new(&[path]), None);
-            let stats = run(&knobs, input, output_writer);
+            let stats = run(&knobs, SpaceCount, input, output_writer);
             drop(reader);
             stats
         });

@@ -1,70 +1,21 @@
 //! The slot round: a chunk of lines (or a range of a file) in a [`Slot`], handed out by the
 //! calling thread's [`Flight`], read and rendered by a worker ([`work`]), written in its turn
-//! ([`submit`]), and handed back to be filled again, or straight to a worker again with a range
-//! cut ahead.
+//! ([`RoundState::submit`]), and handed back to be filled again, or straight to a worker again
+//! with a range cut ahead.
 
-use std::io::{self, Write};
-use std::sync::{Mutex, MutexGuard};
+use std::io::Write;
+use std::sync::MutexGuard;
 
 use crossbeam_channel::{Receiver, Sender};
 
-use super::panicked;
-use super::writing::{Writing, lock, submit};
+use super::slot::Slot;
+use super::state::{Locked, RoundState, panicked};
 use crate::error::Error;
 use crate::frame::Chunk;
 use crate::io::ranges::Range;
 use crate::parallel::{OnPanic, Slots};
 use crate::stats::StageClock;
-use crate::strategy::render_chunk_in_memory;
-
-/// A chunk on its round: its number in input order, its lines, their rendering.
-pub(super) struct Slot {
-    pub(super) number: u64,
-    pub(super) input: Chunk,
-    pub(super) output: Vec<u8>,
-    pub(super) lines: u64,
-    /// The range of a regular file the worker is to read into `input` itself.
-    pub(super) range: Option<Range>,
-    /// Reading the range failed: the writer keeps it when the slot's turn comes, for the calling
-    /// thread to hand to the input.
-    pub(super) read_error: Option<io::Error>,
-}
-
-impl Slot {
-    pub(super) fn new(chunk_size: usize) -> Self {
-        Slot {
-            number: 0,
-            input: Chunk::new(chunk_size),
-            output: Vec::new(),
-            lines: 0,
-            range: None,
-            read_error: None,
-        }
-    }
-
-    /// Renders the lines held into `output`, replacing what it held.
-    pub(super) fn render(&mut self) -> Result<(), Error> {
-        self.output.clear();
-        self.lines = render_chunk_in_memory(&mut self.output, self.input.bytes())?;
-        Ok(())
-    }
-
-    /// A worker's job: reads the slot's range, if it has one, then renders it. A range that comes
-    /// back short (the file shrank) is rendered as far as it goes, its last line ended; a failed
-    /// read is kept in the slot, unrendered.
-    pub(super) fn read_and_render(&mut self) -> Result<(), Error> {
-        if let Some(range) = &self.range {
-            let read = self.input.refill(range.len, |buf| range.read(buf))?;
-            if let Err(error) = read {
-                self.output.clear();
-                self.lines = 0;
-                self.read_error = Some(error);
-                return Ok(());
-            }
-        }
-        self.render()
-    }
-}
+use crate::transform::Transform;
 
 /// The most ranges of a file cut ahead while every slot is out: the calling thread then waits
 /// until the slots written have taken them all, so that it wakes once for this many chunks.
@@ -74,19 +25,21 @@ const CUT_AHEAD: usize = 16;
 /// The calling thread's side of the round: slots free or out, handed to the workers in input
 /// order. The slots come back once written, by whichever thread wrote them, unless they go
 /// straight back to a worker with a range cut ahead.
-pub(super) struct Flight<'a, W> {
+pub(super) struct Flight<'a, W, T> {
     pub(super) slots: Slots<Slot>,
     pub(super) chunk_size: usize,
     /// Slots written, or the error that ended writing.
     pub(super) freed: Receiver<Result<Slot, Error>>,
-    pub(super) writing: &'a Mutex<Writing<W>>,
+    pub(super) state: &'a RoundState<W>,
+    /// What the lines rendered here are rendered with.
+    pub(super) transform: &'a T,
     /// The calling thread's clock, reported as the `reader` stage: its reads, the lines it
     /// renders itself and their writing are busy time; waiting for a slot to come back is
     /// waiting to receive.
     pub(super) clock: StageClock,
 }
 
-impl<W: Write> Flight<'_, W> {
+impl<W: Write, T: Transform> Flight<'_, W, T> {
     /// Takes back the slots that have come back, and notices a failed write, without waiting.
     fn take_freed(&mut self) -> Result<(), Error> {
         while let Ok(freed) = self.freed.try_recv() {
@@ -96,46 +49,46 @@ impl<W: Write> Flight<'_, W> {
     }
 
     /// A free slot, waiting for one to come back if all are out.
-    pub(super) fn slot(&mut self) -> Result<Slot, Error> {
+    fn free_slot(&mut self) -> Result<Slot, Error> {
         self.take_freed()?;
         loop {
             let size = self.chunk_size;
             if let Some(slot) = self.slots.take(|| Slot::new(size)) {
                 return Ok(slot);
             }
-            self.receive()?;
+            self.wait_for_one_back()?;
         }
     }
 
     /// Hands the whole lines in `chunk` to a worker.
     pub(super) fn send_lines(&mut self, chunk: &mut Chunk) -> Result<(), Error> {
-        let mut slot = self.slot()?;
+        let mut slot = self.free_slot()?;
         chunk.take_lines(&mut slot.input)?;
-        lock(self.writing)?.send(slot)
+        self.state.send(slot)
     }
 
     /// Hands a range of a file to a worker, to read and render: in a free slot, else cut ahead
     /// for the next slot written to take. Past [`CUT_AHEAD`] ranges waiting, waits for slots to
     /// come back, which they do once those are taken.
     pub(super) fn send_range(&mut self, range: Range) -> Result<(), Error> {
-        let writing = self.writing;
-        let mut state = lock(writing)?;
-        state.ahead.push_back(range);
+        let shared = self.state;
+        let mut state = shared.lock()?;
+        state.cut_ahead(range);
         // A slot written comes back here only when no range waits for it: taking back, under
         // the lock, those that have, no range is left waiting while a slot is free.
         self.take_freed()?;
         self.fill_slots(&mut state)?;
-        let waiting = state.ahead.len();
+        let waiting = state.cut_ahead_waiting();
         drop(state);
         if waiting >= CUT_AHEAD {
-            self.receive()?;
+            self.wait_for_one_back()?;
         }
         Ok(())
     }
 
     /// Hands the ranges cut ahead to the free slots, in order.
-    fn fill_slots(&mut self, state: &mut MutexGuard<'_, Writing<W>>) -> Result<(), Error> {
-        while !state.ahead.is_empty() {
+    fn fill_slots(&mut self, state: &mut MutexGuard<'_, Locked<W>>) -> Result<(), Error> {
+        while state.cut_ahead_waiting() > 0 {
             let size = self.chunk_size;
             let Some(slot) = self.slots.take(|| Slot::new(size)) else {
                 break;
@@ -150,12 +103,12 @@ impl<W: Write> Flight<'_, W> {
     /// Renders the whole lines in `chunk` here, and writes them after what the workers hold.
     pub(super) fn render_here(&mut self, chunk: &mut Chunk) -> Result<(), Error> {
         if chunk.has_lines() {
-            let mut slot = self.slot()?;
+            let mut slot = self.free_slot()?;
             chunk.take_lines(&mut slot.input)?;
-            slot.render()?;
-            lock(self.writing)?.number(&mut slot);
+            slot.render(self.transform)?;
+            self.state.number(&mut slot)?;
             let slots = &mut self.slots;
-            submit(self.writing, slot, |slot| slots.give_back(slot))?;
+            self.state.submit(slot, |slot| slots.give_back(slot))?;
         }
         Ok(())
     }
@@ -163,13 +116,13 @@ impl<W: Write> Flight<'_, W> {
     /// Waits until every slot out has been written.
     pub(super) fn drain(&mut self) -> Result<(), Error> {
         while self.slots.out() > 0 {
-            self.receive()?;
+            self.wait_for_one_back()?;
         }
         Ok(())
     }
 
     /// Waits for one slot to come back.
-    pub(super) fn receive(&mut self) -> Result<(), Error> {
+    fn wait_for_one_back(&mut self) -> Result<(), Error> {
         self.clock.busy();
         let freed = self.freed.recv();
         self.clock.waited_to_receive();
@@ -177,25 +130,15 @@ impl<W: Write> Flight<'_, W> {
         self.slots.give_back(freed.map_err(|_| panicked())??);
         Ok(())
     }
-
-    /// Whether a range could not be read: the rest of its file is not cut.
-    pub(super) fn range_failed(&self) -> Result<bool, Error> {
-        Ok(lock(self.writing)?.read_error.is_some())
-    }
-
-    /// The first range that could not be read, once all are written: the next file's ranges
-    /// are written again.
-    pub(super) fn range_failure(&self) -> Result<Option<io::Error>, Error> {
-        Ok(lock(self.writing)?.read_error.take())
-    }
 }
 
-/// A worker: reads and renders slots, writes them when their turn comes (or leaves them to the
-/// thread writing), and hands them back to the calling thread.
+/// A worker: reads and renders slots with `transform`, writes them when their turn comes (or
+/// leaves them to the thread writing), and hands them back to the calling thread.
 pub(super) fn work<W: Write>(
     jobs: Receiver<Slot>,
     freed: Sender<Result<Slot, Error>>,
-    writing: &Mutex<Writing<W>>,
+    state: &RoundState<W>,
+    transform: &impl Transform,
     mut clock: StageClock,
 ) -> StageClock {
     // A panic here would lose a slot, and the calling thread would wait for it forever.
@@ -204,8 +147,8 @@ pub(super) fn work<W: Write>(
     });
     for mut slot in &jobs {
         clock.waited_to_receive();
-        let done = slot.read_and_render().and_then(|()| {
-            submit(writing, slot, |slot| {
+        let done = slot.read_and_render(transform).and_then(|()| {
+            state.submit(slot, |slot| {
                 let _ = freed.send(Ok(slot));
             })
         });
@@ -226,7 +169,9 @@ mod tests {
 
     use super::*;
     use crate::io::{Output, testing};
-    use crate::strategy::batched::writing::EndsWorkers;
+    use crate::stats::Stats;
+    use crate::strategy::batched::state::EndsWorkers;
+    use crate::transform::SpaceCount;
 
     /// A slot written goes straight back to a worker with the next range cut ahead, in order, and
     /// comes back to the calling thread only once none is left.
@@ -239,28 +184,37 @@ mod tests {
             len,
         };
         let mut out = Vec::new();
-        let writing = Writing::new(1, Output::new(&mut out, 0));
+        let state = RoundState::new(1, Output::new(&mut out, 0));
         let (to_workers, jobs) = bounded(1);
         let (freed, written) = bounded(1);
+        state.start_workers(to_workers).unwrap();
         {
-            let mut state = writing.lock().unwrap();
-            state.to_workers = Some(to_workers);
-            state.ahead.extend([range(2, 4), range(6, 6)]);
-            let mut slot = Slot::new(4);
-            slot.range = Some(range(0, 2));
-            state.send(slot).unwrap();
+            let mut locked = state.lock().unwrap();
+            locked.cut_ahead(range(2, 4));
+            locked.cut_ahead(range(6, 6));
         }
+        let mut slot = Slot::new(4);
+        slot.range = Some(range(0, 2));
+        state.send(slot).unwrap();
         let came_back = std::thread::scope(|scope| {
-            let worker = scope.spawn(|| work(jobs, freed, &writing, StageClock::new("w", false)));
+            let worker = scope.spawn(|| {
+                work(
+                    jobs,
+                    freed,
+                    &state,
+                    &SpaceCount,
+                    StageClock::new("w", false),
+                )
+            });
             let came_back = written.recv().unwrap();
-            drop(EndsWorkers(&writing));
+            drop(EndsWorkers(&state));
             worker.join().unwrap();
             came_back
         });
         assert_eq!(came_back.unwrap().number, 2, "one slot, round three times");
-        let writing = writing.into_inner().unwrap();
-        assert_eq!((writing.lines, writing.bytes_read_by_workers), (3, 12));
-        drop(writing);
+        let mut stats = Stats::start();
+        state.count_into(&mut stats).unwrap();
+        assert_eq!((stats.lines, stats.bytes_in), (3, 12));
         assert_eq!(out, b"[spaces: 0]a\n[spaces: 1]b c\n[spaces: 2]d e f\n");
     }
 
@@ -271,7 +225,7 @@ mod tests {
     fn a_worker_reads_renders_and_writes_its_ranges_in_order() {
         let file = Arc::new(testing::file(b"skip\na b\nc"));
         let mut out = Vec::new();
-        let writing = Writing::new(2, Output::new(&mut out, 0));
+        let state = RoundState::new(2, Output::new(&mut out, 0));
         let (to_worker, jobs) = bounded(2);
         let (freed, written) = bounded(2);
         for (number, at, len) in [(1, 9, 8), (0, 5, 4)] {
@@ -282,11 +236,12 @@ mod tests {
             to_worker.send(slot).unwrap();
         }
         drop(to_worker);
-        work(jobs, freed, &writing, StageClock::new("worker", false));
+        let clock = StageClock::new("worker", false);
+        work(jobs, freed, &state, &SpaceCount, clock);
         assert_eq!(written.len(), 2, "both slots handed back");
-        let writing = writing.into_inner().unwrap();
-        assert_eq!((writing.lines, writing.bytes_read_by_workers), (2, 5));
-        drop(writing);
+        let mut stats = Stats::start();
+        state.count_into(&mut stats).unwrap();
+        assert_eq!((stats.lines, stats.bytes_in), (2, 5));
         assert_eq!(out, b"[spaces: 1]a b\n[spaces: 0]c\n");
     }
 }

@@ -1,0 +1,110 @@
+//! [`Transform`]: what every strategy does to a line, the parameter each is generic over, as
+//! ripgrep's searcher is over its `Sink`; and [`SpaceCount`], the toolkit's own, which the five
+//! binaries run.
+//!
+//! A strategy decides how lines travel; the transform, how each is rendered. It is a type
+//! parameter, not a trait object: each strategy is compiled for its transform, and a line's
+//! rendering is inlined into the loop that frames it, so a strategy pays nothing a line for being
+//! generic (the binaries' cachegrind counts are those of the code before the seam).
+
+use bytes::{Buf, Bytes};
+
+use crate::error::Error;
+use crate::frame::reserve;
+use crate::kernel::{self, SHORT_CHUNK, chunk_room};
+
+/// How each line is rendered: a line, a chunk of lines, or a shared line, into output bytes.
+///
+/// A line's rendering ends in `\n` and may add at most [`most_added`](Transform::most_added)
+/// bytes to the line. A transform sees one line at a time, in no set order: `batched` renders
+/// chunks on several threads at once, and puts the renderings back in input order itself.
+///
+/// Only [`most_added`](Transform::most_added) and [`render_line`](Transform::render_line) must
+/// be written; the chunk and shared renderings follow from them, and a transform overrides them
+/// where it has a faster way, as [`SpaceCount`] does with the kernel's block scan. The strategies
+/// that move renderings between threads ask for more: `pipeline` for `Send + 'static` (it moves
+/// the transform into its rendering task), `batched` for `Sync` (its workers share it).
+pub trait Transform {
+    /// The most bytes a line's rendering adds to the line, its `\n` included: the room a strategy
+    /// makes in the output before it renders a line.
+    fn most_added(&self) -> usize;
+
+    /// Appends the rendering of `line`, given without its `\n`, to `out`, ending it with `\n`.
+    /// `out` has room for `line.len() + self.most_added()` more bytes.
+    fn render_line(&self, out: &mut Vec<u8>, line: &[u8]);
+
+    /// Appends the rendering of every line in `chunk` to `out` and returns how many lines that
+    /// was, or fails if `out` cannot grow to hold them: a line too long for the memory available
+    /// is an error, not an abort.
+    ///
+    /// `chunk` holds whole lines, each ending in `\n`, except that the last may lack it (the
+    /// input's final line); an empty chunk holds none. By default, a line at a time.
+    fn render_chunk(&self, out: &mut Vec<u8>, chunk: &[u8]) -> Result<u64, Error> {
+        let mut lines = 0;
+        let mut rest = chunk;
+        while !rest.is_empty() {
+            let end = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
+            render_line_in_memory(self, out, &rest[..end])?;
+            lines += 1;
+            rest = rest.get(end + 1..).unwrap_or_default();
+        }
+        Ok(lines)
+    }
+
+    /// The rendering of one line (without its `\n`) that `streamer` hands to its sink: the bytes
+    /// [`render_line`](Transform::render_line) appends, as any [`Buf`], so that a transform that
+    /// only adds bytes can pass the line on uncopied. Fails as
+    /// [`render_chunk`](Transform::render_chunk) does. By default, a buffer of its own.
+    fn render_shared(&self, line: Bytes) -> Result<impl Buf, Error> {
+        let mut out = Vec::new();
+        render_line_in_memory(self, &mut out, &line)?;
+        Ok(Bytes::from(out))
+    }
+}
+
+/// Appends `line`'s rendering to `out` after making room for it, or fails if `out` cannot grow
+/// to hold it: the step every strategy that renders a line at a time takes.
+#[inline(always)]
+pub(crate) fn render_line_in_memory<T: Transform + ?Sized>(
+    transform: &T,
+    out: &mut Vec<u8>,
+    line: &[u8],
+) -> Result<(), Error> {
+    reserve(out, line.len() + transform.most_added())?;
+    transform.render_line(out, line);
+    Ok(())
+}
+
+/// The toolkit's transform: `[spaces: N]` before every line, N its ASCII spaces, `>6` from seven
+/// up (docs/CONTRACT.md §2), rendered by the [`kernel`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SpaceCount;
+
+impl Transform for SpaceCount {
+    #[inline(always)]
+    fn most_added(&self) -> usize {
+        kernel::LINE_OVERHEAD
+    }
+
+    #[inline(always)]
+    fn render_line(&self, out: &mut Vec<u8>, line: &[u8]) {
+        kernel::render_line(out, line);
+    }
+
+    /// The kernel's block scan. A short chunk's rendering cannot outgrow memory, and the block
+    /// kernel's room for it would make each of `pipeline`'s one-line messages a kilobyte
+    /// allocation; a longer one gets the kernel's room fallibly first, and short lines that need
+    /// more grow it a little.
+    fn render_chunk(&self, out: &mut Vec<u8>, chunk: &[u8]) -> Result<u64, Error> {
+        if chunk.len() >= SHORT_CHUNK {
+            reserve(out, chunk_room(chunk.len()))?;
+        }
+        Ok(kernel::render_chunk(out, chunk))
+    }
+
+    /// The header, the line itself, uncopied, and a `\n`, chained.
+    #[inline(always)]
+    fn render_shared(&self, line: Bytes) -> Result<impl Buf, Error> {
+        Ok(kernel::render_shared(line))
+    }
+}
