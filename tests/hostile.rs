@@ -1,6 +1,10 @@
 //! docs/CONTRACT.md §8, "Hostile environments", checked on every binary with real descriptors,
 //! real signals and real limits: shared and non-blocking pipes, a signal mid-run, input that is
 //! the output, threads and memory that cannot be had, names that try to forge a message.
+//!
+//! Linux only, as it reads a pipe's size (`F_GETPIPE_SZ`) and watches the binaries through
+//! `/proc`: elsewhere it compiles to nothing (docs/CONTRACT.md §10.1).
+#![cfg(target_os = "linux")]
 
 mod common;
 

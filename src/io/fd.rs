@@ -5,16 +5,14 @@
 //! Nothing here changes an open file description that others may share: flags are only ever set
 //! on a description of our own.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Read, Write};
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd};
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::time::Duration;
 
 use rustix::event::{PollFd, PollFlags, Timespec, poll};
 use rustix::fs::{FileType, OFlags, SeekFrom, fcntl_getfl, fstat, seek};
 use rustix::io::Errno;
-use rustix::pipe::fcntl_setpipe_size;
 
 fn file_type(fd: BorrowedFd<'_>) -> Option<FileType> {
     fstat(fd)
@@ -36,18 +34,25 @@ pub fn is_regular_file(fd: BorrowedFd<'_>) -> bool {
 
 /// The most a pipe is enlarged to even where the system allows more: past this, measurements
 /// showed no gain, only memory held in the kernel.
+#[cfg(target_os = "linux")]
 const LARGEST_PIPE: usize = 1 << 20;
 
 /// Asks for a larger pipe behind `fd`, up to what an unprivileged process may set
 /// (`/proc/sys/fs/pipe-max-size`, 1 MiB by default), so reads and writes move large pieces instead
 /// of the default 64 KiB. Anything that is not a pipe refuses, and that is fine.
+#[cfg(target_os = "linux")]
 pub fn enlarge_pipe(fd: BorrowedFd<'_>) {
-    let size = fs::read_to_string("/proc/sys/fs/pipe-max-size")
+    let size = std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
         .ok()
         .and_then(|max| max.trim().parse::<usize>().ok())
         .map_or(LARGEST_PIPE, |max| max.min(LARGEST_PIPE));
-    let _ = fcntl_setpipe_size(fd, size);
+    let _ = rustix::pipe::fcntl_setpipe_size(fd, size);
 }
+
+/// Nothing: `F_SETPIPE_SZ` is Linux's alone, and the BSDs and macOS size a pipe themselves
+/// (docs/CONTRACT.md §10.1).
+#[cfg(not(target_os = "linux"))]
+pub fn enlarge_pipe(_: BorrowedFd<'_>) {}
 
 /// Polls `fds` until something is ready, retrying on signals.
 fn poll_until_ready(fds: &mut [PollFd<'_>], timeout: Option<&Timespec>) -> rustix::io::Result<()> {
@@ -151,12 +156,24 @@ pub fn is_output(input: BorrowedFd<'_>, output: BorrowedFd<'_>) -> bool {
 /// through `/proc/self/fd` gives a new open file description of the same pipe or terminal.
 ///
 /// Fails where that is impossible (no `/proc`, a socket): the caller then does blocking I/O.
+#[cfg(target_os = "linux")]
 pub fn reopen_nonblocking(fd: BorrowedFd<'_>, write: bool) -> io::Result<File> {
-    OpenOptions::new()
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::OpenOptionsExt;
+
+    std::fs::OpenOptions::new()
         .read(!write)
         .write(write)
         .custom_flags(OFlags::NONBLOCK.bits() as i32)
         .open(format!("/proc/self/fd/{}", fd.as_raw_fd()))
+}
+
+/// Always fails, so the caller does blocking I/O: elsewhere no path gives a new description of an
+/// open pipe, as `/dev/fd/N` on the BSDs and macOS duplicates the descriptor, description and
+/// flags shared (docs/CONTRACT.md §10.1).
+#[cfg(not(target_os = "linux"))]
+pub fn reopen_nonblocking(_: BorrowedFd<'_>, _: bool) -> io::Result<File> {
+    Err(io::ErrorKind::Unsupported.into())
 }
 
 /// Whether `fd`'s description is in non-blocking mode: what the tests check is left alone.
@@ -167,6 +184,7 @@ pub(crate) fn is_nonblocking(fd: BorrowedFd<'_>) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use std::fs::{self, OpenOptions};
     use std::io::{Seek, Write};
     use std::os::fd::OwnedFd;
 
@@ -264,6 +282,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(target_os = "linux")]
     fn a_private_description_leaves_the_inherited_one_blocking() {
         let (reader, writer) = pipe().unwrap();
         let private = reopen_nonblocking(reader.as_fd(), false).unwrap();

@@ -25,9 +25,24 @@ pub struct Variant {
     pub args: &'static [&'static str],
 }
 
+/// Set where the binaries cannot be run directly: the command, split at spaces, that runs one, as
+/// cargo's `CARGO_TARGET_<TRIPLE>_RUNNER` runs the tests themselves. `.ci/cross` sets both to
+/// `qemu-aarch64 -L /usr/aarch64-linux-gnu`, as a container has no binfmt_misc to hand a foreign
+/// binary to qemu.
+pub const RUNNER: &str = "PIPELINES_TEST_RUNNER";
+
 impl Variant {
     pub fn command(&self) -> Command {
-        let mut command = Command::new(self.path);
+        let runner = std::env::var(RUNNER).unwrap_or_default();
+        let mut runner = runner.split_whitespace();
+        let mut command = match runner.next() {
+            Some(program) => {
+                let mut command = Command::new(program);
+                command.args(runner).arg(self.path);
+                command
+            }
+            None => Command::new(self.path),
+        };
         command.args(self.args);
         command
     }
