@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use pipelines::async_io::runtime::Flavor;
-use pipelines::cli::{BufferArgs, CommonArgs, TRANSFORM_HELP, VERSION};
+use pipelines::cli::{self, BufferArgs, CommonArgs, Request, TRANSFORM_HELP, VERSION};
 use pipelines::process;
 use pipelines::strategy::streamer::{self, Knobs};
 
@@ -20,7 +20,10 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    let args = pipelines::cli::parse::<Args>();
+    let args = match cli::parse::<Args>() {
+        Request::Run(args) => args,
+        Request::Answer(answer) => return process::answer::<Args>(answer),
+    };
     let knobs = Knobs {
         buffer_size: args.buffer.size,
     };
