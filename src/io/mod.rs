@@ -16,12 +16,14 @@
 //! | [`sources`] | the input's rules as plain state: sources in `cat`'s order and its failures, input that is the output, when a read waits and watches the output |
 //! | [`gather`] | the output's rules as plain state: held back for large writes, due when full or when input is idle ([`gather::is_due`], asked by every strategy), what to write next |
 //! | [`fd`] | descriptor facts and waits: pipe or file, input waiting, input or a gone reader, input is output, private non-blocking mode |
-//! | [`input`] | [`FileInput`], the sync driver of [`sources::Sources`]; opening a source, for both drivers |
+//! | [`driver`] | [`driver::Driver`]: what both drivers of [`sources::Sources`] do alike (opening a source, starting its decoder, telling reads and polls), all but their waits and reads |
+//! | [`input`] | [`FileInput`], the sync driver of [`sources::Sources`]: its blocking waits and reads, and a regular file read in ranges |
 //! | [`output`] | [`Output`], the sync driver of [`gather::Gather`], in front of any writer; [`Stdout`] |
 //! | [`decode`] | `-z`: a gzip or zstd source decoded on a thread of its own, a regular file's bytes handed over in memory, a stream's through a pipe read as any stream; what a source holds, by its first bytes |
 //! | [`ranges`] | a regular file read in ranges: [`ranges::Cuts`], the plain state that says range, read through or stream; reads at offsets, where lines end |
 
 pub mod decode;
+pub mod driver;
 pub mod fd;
 pub mod gather;
 pub mod input;

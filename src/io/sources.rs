@@ -19,8 +19,8 @@
 //!   regular file never waits, decoded (`-z`) or not, and a read that a poll just found ready
 //!   need not watch.
 //!
-//! A driver's loop: ask [`Sources::what_next`]; on [`Next::Open`] open the source with
-//! [`input::open`](crate::io::input::open) and tell [`Sources::opened`]; on [`Next::Report`] hand
+//! A driver's loop ([`Driver`](crate::io::driver::Driver) holds what both drivers do alike): ask
+//! [`Sources::what_next`]; on [`Next::Open`] open the source and tell [`Sources::opened`]; on [`Next::Report`] hand
 //! the error to the driver's [`Failures`](crate::error::Failures); on [`Next::Wait`] wait for either event
 //! (the sync driver with [`fd::wait_readable_unless_reader_gone`](crate::io::fd::wait_readable_unless_reader_gone),
 //! the async one on the reactor) and tell [`Sources::waited`]; on [`Next::Read`] read and tell

@@ -1,0 +1,210 @@
+//! [`Driver`]: what the sync [`FileInput`](crate::io::FileInput) and the async
+//! [`AsyncFileInput`](crate::async_io::AsyncFileInput) do alike to carry out what [`Sources`]
+//! says: open each source (under `-z`, start its decoder), hand failures on, tell reads, waits and
+//! polls, stop at the end. Each of the two keeps only how it waits and reads, blocking or
+//! awaiting: quinn-proto's split, the rules as plain state and the drivers around them thin.
+
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+
+use crate::error::{Error, Failures};
+use crate::io::decode::{self, Decoding, Pieces};
+use crate::io::fd;
+use crate::io::sources::{How, Next, Opened, Source, Sources};
+
+/// Opens `source` for reading and finds what [`Sources::opened`] must know of it. Stdin is
+/// duplicated into a plain `File`, so reads go straight to the descriptor, unbuffered, in the
+/// sizes the caller asks for.
+fn open(
+    source: &Source,
+    output: Option<BorrowedFd<'_>>,
+    sniff: bool,
+) -> io::Result<(File, Opened)> {
+    let file = match source {
+        Source::Stdin => io::stdin().as_fd().try_clone_to_owned().map(File::from)?,
+        Source::File(path) => File::open(path)?,
+    };
+    let regular = fd::is_regular_file(file.as_fd());
+    let opened = Opened {
+        regular,
+        is_output: output.is_some_and(|output| fd::is_output(file.as_fd(), output)),
+        format: if sniff && regular {
+            Some(decode::sniff_file(&file)?)
+        } else {
+            None
+        },
+    };
+    Ok((file, opened))
+}
+
+/// The open source as a driver reads it: a handle to read (the source itself, or its decoder's
+/// pipe), or a regular file's decoded bytes, handed over in memory.
+#[derive(Debug)]
+pub enum Reading<F> {
+    /// Read with `read(2)`, or on the reactor.
+    Handle(F),
+    /// Taken from the decoder's thread, never waiting for input (a regular file's).
+    Pieces(Pieces),
+}
+
+impl<F> Reading<F> {
+    /// The handle, if the source is read through one.
+    pub fn handle(&self) -> Option<&F> {
+        match self {
+            Reading::Handle(handle) => Some(handle),
+            Reading::Pieces(_) => None,
+        }
+    }
+}
+
+/// What [`Driver::proceed`] leaves to its driver: the wait or the read that only the driver knows
+/// how to do, or the end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Left {
+    /// Wait until the open source has input, or the output's reader has gone; then tell which
+    /// with [`Driver::waited`].
+    Wait,
+    /// Read from [`Driver::current`], then tell what came with [`Driver::tell_read`].
+    Read,
+    /// Every source is read.
+    End,
+}
+
+/// The sources, the one open and how it is read, where failures go: all of a driver of
+/// [`Sources`] but its waits and reads. `F` is the driver's handle on an open source.
+#[derive(Debug)]
+pub struct Driver<F> {
+    sources: Sources,
+    /// The source [`Sources`] has open, if any.
+    current: Option<Reading<F>>,
+    /// The decoding of the open source, when `-z` decodes it: `current` is then its pipe or its
+    /// pieces.
+    decoding: Option<Decoding>,
+    /// Makes an opened source (or its decoder's pipe) the driver's handle.
+    handle: fn(File) -> F,
+    /// Where output goes: refused as input, and watched while a read waits.
+    output: Option<OwnedFd>,
+    /// Where a source that cannot be opened or read is told, before the next is read.
+    failures: Failures,
+}
+
+impl<F> Driver<F> {
+    /// `sources`, read while writing to `output`, each opened source read through `handle`.
+    /// Failures are kept until [`hand_failures_to`](Self::hand_failures_to).
+    pub fn new(mut sources: Sources, output: Option<OwnedFd>, handle: fn(File) -> F) -> Self {
+        sources.output_is_pipe(output.as_ref().is_some_and(|fd| fd::is_pipe(fd.as_fd())));
+        Driver {
+            sources,
+            current: None,
+            decoding: None,
+            handle,
+            output,
+            failures: Failures::default(),
+        }
+    }
+
+    /// Hands each failure that does not stop the input to `failures` as it happens.
+    pub fn hand_failures_to(&mut self, failures: Failures) {
+        self.failures = failures;
+    }
+
+    /// Carries out what [`Sources`] says (open, report) until it says to wait, read or stop.
+    /// Fails only when the output's reader went away while a read waited: a broken pipe, which
+    /// the caller stops on as it would on a failed write.
+    pub fn proceed(&mut self) -> Result<Left, Error> {
+        loop {
+            match self.sources.what_next() {
+                Next::Open(source) => {
+                    let output = self.output.as_ref().map(AsFd::as_fd);
+                    let opened = open(&source, output, self.sources.decompresses());
+                    let opened = self.sources.opened(opened);
+                    (self.current, self.decoding) = self.decode_if_told(opened);
+                }
+                Next::Report(error) => self.failures.add(error),
+                Next::Wait => return Ok(Left::Wait),
+                Next::Read => return Ok(Left::Read),
+                Next::End => {
+                    self.current = None;
+                    return Ok(Left::End);
+                }
+                Next::ReaderGone => return Err(Error::reader_gone()),
+            }
+        }
+    }
+
+    /// The source just opened, `opened`, as it is to be read: where [`Sources::how`] says
+    /// [`How::Decoded`], what its decoder, started on it, hands on, and the decoding.
+    fn decode_if_told(&mut self, opened: Option<File>) -> (Option<Reading<F>>, Option<Decoding>) {
+        let Some(file) = opened else {
+            return (None, None);
+        };
+        let started = match self.sources.how() {
+            Some(How::Decoded(None)) => decode::decode(file)
+                .map(|(pipe, decoding)| (Reading::Handle((self.handle)(pipe)), Some(decoding))),
+            Some(How::Decoded(Some(format))) => decode::decode_file(file, format)
+                .map(|(pieces, decoding)| (Reading::Pieces(pieces), Some(decoding))),
+            _ => Ok((Reading::Handle((self.handle)(file)), None)),
+        };
+        match started {
+            Ok((reading, decoding)) => (Some(reading), decoding),
+            Err(error) => {
+                self.sources.read(Err(error));
+                (None, None)
+            }
+        }
+    }
+
+    /// The open source, if any.
+    pub fn current(&self) -> Option<&Reading<F>> {
+        self.current.as_ref()
+    }
+
+    /// The open source, to read from.
+    pub fn current_mut(&mut self) -> Option<&mut Reading<F>> {
+        self.current.as_mut()
+    }
+
+    /// How the open source is read, if one is open.
+    pub fn how(&self) -> Option<How> {
+        self.sources.how()
+    }
+
+    /// Where output goes, to watch while a read waits.
+    pub fn output(&self) -> Option<BorrowedFd<'_>> {
+        self.output.as_ref().map(AsFd::as_fd)
+    }
+
+    /// The driver waited as [`Left::Wait`] said: for input, unless `reader_gone`.
+    pub fn waited(&mut self, reader_gone: bool) {
+        self.sources.waited(reader_gone);
+    }
+
+    /// Tells what a read of the open source returned, or why reading it otherwise (in ranges)
+    /// failed; at the end of a decoded source, how its decoding ended first. Returns the bytes
+    /// read, or `None` when the source has ended or failed, and the driver is to ask
+    /// [`proceed`](Self::proceed) again.
+    pub fn tell_read(&mut self, read: io::Result<usize>) -> Option<usize> {
+        if matches!(read, Ok(0))
+            && let Some(decoding) = self.decoding.take()
+        {
+            self.sources.decoded(decoding.finish());
+        }
+        self.sources.read(read)
+    }
+
+    /// Whether a read now would return at once: where [`Sources`] knows, what it says; else what
+    /// `poll` finds of the open source's handle, told to [`Sources::polled`].
+    pub fn is_waiting(&mut self, poll: impl FnOnce(&F) -> bool) -> bool {
+        if let Some(known) = self.sources.is_waiting() {
+            return known;
+        }
+        let waiting = self
+            .current
+            .as_ref()
+            .and_then(Reading::handle)
+            .is_none_or(poll);
+        self.sources.polled(waiting);
+        waiting
+    }
+}
