@@ -16,7 +16,7 @@
 //!   lines or a backtrace, whatever `RUST_BACKTRACE` says.
 //!
 //! A binary's `main` asks [`cli::parse`](crate::cli::parse) what its command line wants, and
-//! hands it here: a run ([`run`], [`run_async`]), or an [`answer`] without one (`--generate`, and
+//! hands it here: a run ([`filter`], [`filter_async`]), or an [`answer`] without one (`--generate`, and
 //! `--help`, `--version` and usage errors, which clap prints, exiting 0 or 2).
 
 use std::future::Future;
@@ -41,8 +41,8 @@ use crate::stats::Stats;
 /// How messages name the output.
 const OUTPUT: &str = "stdout";
 
-/// Runs a sync strategy as the binary `program`, from stdin or FILEs to stdout.
-pub fn run(
+/// Runs a sync strategy as the binary `program`, a filter from stdin or FILEs to stdout.
+pub fn filter(
     program: &'static str,
     common: &CommonArgs,
     strategy: impl FnOnce(FileInput, Stdout) -> Result<Stats, Error>,
@@ -58,9 +58,9 @@ pub fn run(
     })
 }
 
-/// Runs an async strategy as the binary `program` on a runtime of `flavor`, from stdin or FILEs
-/// to stdout.
-pub fn run_async<F: Future<Output = Result<Stats, Error>>>(
+/// Runs an async strategy as the binary `program` on a runtime of `flavor`, a filter from stdin
+/// or FILEs to stdout.
+pub fn filter_async<F: Future<Output = Result<Stats, Error>>>(
     program: &'static str,
     common: &CommonArgs,
     flavor: Flavor,

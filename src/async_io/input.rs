@@ -195,7 +195,7 @@ impl AsyncInput for AsyncFileInput {
     }
 
     fn has_waiting(&mut self) -> bool {
-        self.driver.is_waiting(|file| fd::is_waiting(file.as_fd()))
+        self.driver.is_ready(|file| fd::is_waiting(file.as_fd()))
     }
 }
 
@@ -293,7 +293,7 @@ mod tests {
     }
 
     #[test]
-    fn memory_always_has_its_bytes_waiting() {
+    fn memory_is_always_ready() {
         let mut input = Memory::new(&b"a\nb"[..]);
         assert!(AsyncInput::has_waiting(&mut input));
         let lines: Vec<_> = on_runtime(input.lines(1).map(|line| line.unwrap()).collect());

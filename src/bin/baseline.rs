@@ -31,7 +31,7 @@ fn main() -> ExitCode {
     // crosses threads. 1.1 GB of logs through pipes, median of 9: current-thread 687 ms,
     // multi-thread 697 ms.
     let flavor = Flavor::CurrentThread;
-    process::run_async(
+    process::filter_async(
         env!("CARGO_BIN_NAME"),
         &args.common,
         flavor,

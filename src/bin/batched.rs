@@ -46,7 +46,7 @@ fn main() -> ExitCode {
         queue: args.queue.unwrap_or(threads),
         clocks: args.common.stats,
     };
-    process::run(env!("CARGO_BIN_NAME"), &args.common, |input, output| {
+    process::filter(env!("CARGO_BIN_NAME"), &args.common, |input, output| {
         batched::run(&knobs, input, output)
     })
 }

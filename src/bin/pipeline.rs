@@ -43,7 +43,7 @@ fn main() -> ExitCode {
         clocks: args.common.stats,
     };
     let flavor = Flavor::MultiThread;
-    process::run_async(
+    process::filter_async(
         env!("CARGO_BIN_NAME"),
         &args.common,
         flavor,

@@ -25,7 +25,7 @@ fn main() -> ExitCode {
     let knobs = Knobs {
         buffer_size: args.buffer.size,
     };
-    process::run(env!("CARGO_BIN_NAME"), &args.common, |input, output| {
+    process::filter(env!("CARGO_BIN_NAME"), &args.common, |input, output| {
         std_baseline::run(&knobs, input, output)
     })
 }

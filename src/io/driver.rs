@@ -11,7 +11,7 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use crate::error::{Error, Failures};
 use crate::io::decode::{self, Decoding, Pieces};
 use crate::io::fd;
-use crate::io::sources::{How, Next, Opened, Source, Sources};
+use crate::io::sources::{How, Opened, Source, Sources, Step};
 
 /// Opens `source` for reading and finds what [`Sources::opened`] must know of it. Stdin is
 /// duplicated into a plain `File`, so reads go straight to the descriptor, unbuffered, in the
@@ -115,20 +115,20 @@ impl<F> Driver<F> {
     pub fn proceed(&mut self) -> Result<Left, Error> {
         loop {
             match self.sources.what_next() {
-                Next::Open(source) => {
+                Step::Open(source) => {
                     let output = self.output.as_ref().map(AsFd::as_fd);
                     let opened = open(&source, output, self.sources.decompresses());
                     let opened = self.sources.opened(opened);
                     (self.current, self.decoding) = self.decode_if_told(opened);
                 }
-                Next::Report(error) => self.failures.add(error),
-                Next::Wait => return Ok(Left::Wait),
-                Next::Read => return Ok(Left::Read),
-                Next::End => {
+                Step::Report(error) => self.failures.add(error),
+                Step::Wait => return Ok(Left::Wait),
+                Step::Read => return Ok(Left::Read),
+                Step::End => {
                     self.current = None;
                     return Ok(Left::End);
                 }
-                Next::ReaderGone => return Err(Error::reader_gone()),
+                Step::ReaderGone => return Err(Error::reader_gone()),
             }
         }
     }
@@ -195,16 +195,16 @@ impl<F> Driver<F> {
 
     /// Whether a read now would return at once: where [`Sources`] knows, what it says; else what
     /// `poll` finds of the open source's handle, told to [`Sources::polled`].
-    pub fn is_waiting(&mut self, poll: impl FnOnce(&F) -> bool) -> bool {
-        if let Some(known) = self.sources.is_waiting() {
+    pub fn is_ready(&mut self, poll: impl FnOnce(&F) -> bool) -> bool {
+        if let Some(known) = self.sources.is_ready() {
             return known;
         }
-        let waiting = self
+        let ready = self
             .current
             .as_ref()
             .and_then(Reading::handle)
             .is_none_or(poll);
-        self.sources.polled(waiting);
-        waiting
+        self.sources.polled(ready);
+        ready
     }
 }

@@ -86,7 +86,7 @@ impl Input for FileInput {
 
     fn waits_within(&mut self, timeout: Duration) -> bool {
         self.driver
-            .is_waiting(|file| fd::is_waiting_within(file.as_fd(), timeout))
+            .is_ready(|file| fd::is_waiting_within(file.as_fd(), timeout))
     }
 
     fn has_waiting(&mut self) -> bool {
@@ -188,7 +188,7 @@ mod tests {
     }
 
     #[test]
-    fn says_whether_input_is_waiting_and_reads_across_sources() {
+    fn says_whether_a_read_is_ready_and_reads_across_sources() {
         let (path, _reader, mut writer) = pipe_as_file();
         let file = testing::path("input");
         std::fs::write(&file, b"from a file\n").unwrap();
@@ -205,7 +205,7 @@ mod tests {
         assert_eq!(read, 5, "the file ended, the pipe is read");
         assert!(!input.has_waiting(), "the pipe is open and empty");
         drop(writer);
-        assert!(input.has_waiting(), "the end is waiting");
+        assert!(input.has_waiting(), "the end is there");
         let end = within("a read of the end", move || {
             input.read(&mut [0; 64]).unwrap()
         });
