@@ -15,7 +15,7 @@
 //!   one line like any other failure, its message included: never a panic message over several
 //!   lines or a backtrace, whatever `RUST_BACKTRACE` says.
 //!
-//! A binary's `main` asks [`cli::parse`](crate::cli::parse) what its command line wants, and
+//! A binary's `main` asks [`cli::parse`] what its command line wants, and
 //! hands it here: a run ([`filter`], [`filter_async`]), or an [`answer`] without one (`--generate`, and
 //! `--help`, `--version` and usage errors, which clap prints, exiting 0 or 2).
 
