@@ -208,3 +208,147 @@ impl<F> Driver<F> {
         ready
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read, Write};
+    use std::os::fd::AsRawFd;
+    use std::path::PathBuf;
+
+    use flate2::Compression;
+    use flate2::write::GzEncoder;
+
+    use super::*;
+    use crate::io::testing;
+
+    /// A driver of `sources` whose handle is the file itself, its failures kept.
+    fn driver(sources: Sources, output: Option<OwnedFd>) -> Driver<File> {
+        Driver::new(sources, output, |file| file)
+    }
+
+    /// Everything `driver` reads, a few bytes a read, as a driver that never waits reads it.
+    fn read_all(driver: &mut Driver<File>) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        loop {
+            match driver.proceed().unwrap() {
+                Left::Wait => panic!("a wait with no pipe to watch"),
+                Left::Read => {
+                    let mut buf = [0; 3];
+                    let read = match driver.current_mut().unwrap() {
+                        Reading::Handle(file) => file.read(&mut buf),
+                        Reading::Pieces(pieces) => Ok(pieces.read(&mut buf)),
+                    };
+                    if let Some(n) = driver.tell_read(read) {
+                        bytes.extend_from_slice(&buf[..n]);
+                    }
+                }
+                Left::End => return bytes,
+            }
+        }
+    }
+
+    /// The failures `driver` kept, as told.
+    fn kept(driver: &Driver<File>) -> Vec<String> {
+        match &driver.failures {
+            Failures::Kept(kept) => kept.iter().map(ToString::to_string).collect(),
+            Failures::HandedOn(_) => panic!("failures handed on"),
+        }
+    }
+
+    #[test]
+    fn opens_each_source_in_turn_reporting_and_skipping_failures() {
+        let dir = testing::path("driver");
+        std::fs::create_dir_all(&dir).unwrap();
+        let (first, second) = (dir.join("first"), dir.join("second"));
+        std::fs::write(&first, b"one\ntw").unwrap();
+        std::fs::write(&second, b"o\n").unwrap();
+        let missing = dir.join("missing");
+        let files = [first, missing.clone(), dir.clone(), second];
+        let mut driver = driver(Sources::new(&files), None);
+        assert_eq!(read_all(&mut driver), b"one\ntwo\n");
+        assert!(driver.current().is_none(), "nothing is open at the end");
+        let (missing, dir) = (missing.display(), dir.display());
+        assert_eq!(
+            kept(&driver),
+            [
+                format!("opening {missing}: No such file or directory (os error 2)"),
+                format!("reading {dir}: Is a directory (os error 21)"),
+            ]
+        );
+        std::fs::remove_dir_all(&files[2]).unwrap();
+    }
+
+    #[test]
+    fn with_z_a_compressed_file_is_read_decoded_and_a_corrupt_one_reported() {
+        let dir = testing::path("driver-z");
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut gzip = GzEncoder::new(Vec::new(), Compression::default());
+        gzip.write_all(b"decoded\n").unwrap();
+        let gzip = gzip.finish().unwrap();
+        let mut corrupt = gzip.clone();
+        corrupt.truncate(gzip.len() - 4);
+        let files = [dir.join("gz"), dir.join("plain"), dir.join("corrupt")];
+        std::fs::write(&files[0], &gzip).unwrap();
+        std::fs::write(&files[1], b"plain\n").unwrap();
+        std::fs::write(&files[2], &corrupt).unwrap();
+        let mut sources = Sources::new(&files);
+        sources.decompress(true);
+        let mut driver = driver(sources, None);
+        assert_eq!(read_all(&mut driver), b"decoded\nplain\ndecoded\n");
+        let told = kept(&driver);
+        assert_eq!(told.len(), 1, "{told:?}");
+        let corrupt = files[2].display().to_string();
+        assert!(told[0].starts_with(&format!("{corrupt}: decompressing: ")));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// One read of the open source, told: the bytes read, or `None` at its end.
+    fn read_once(driver: &mut Driver<File>) -> Option<usize> {
+        let Some(Reading::Handle(file)) = driver.current_mut() else {
+            panic!("no file open");
+        };
+        let read = file.read(&mut [0; 8]);
+        driver.tell_read(read)
+    }
+
+    #[test]
+    fn a_poll_is_asked_only_where_the_state_cannot_tell_and_is_kept_until_a_read() {
+        let (reader, mut writer) = std::io::pipe().unwrap();
+        let pipe = PathBuf::from(format!("/dev/fd/{}", reader.as_raw_fd()));
+        let file = testing::path("driver-ready");
+        std::fs::write(&file, b"x").unwrap();
+        let mut driver = driver(Sources::new(&[file.clone(), pipe]), None);
+        let unasked = |_: &File| panic!("polled where the state knows");
+        assert!(driver.is_ready(unasked), "a source is yet to open");
+        assert_eq!(driver.proceed().unwrap(), Left::Read);
+        assert!(driver.is_ready(unasked), "a regular file always is");
+        assert_eq!(read_once(&mut driver), Some(1));
+        assert_eq!(read_once(&mut driver), None, "the file's end");
+        assert_eq!(driver.proceed().unwrap(), Left::Read, "the pipe, unwatched");
+        assert!(!driver.is_ready(|_| false), "as the poll found");
+        assert!(driver.is_ready(|_| true), "as the poll found");
+        assert!(driver.is_ready(unasked), "what the last poll found is kept");
+        writer.write_all(b"y").unwrap();
+        assert_eq!(read_once(&mut driver), Some(1));
+        assert!(!driver.is_ready(|_| false), "a read forgets the poll");
+        drop(writer);
+        std::fs::remove_file(&file).unwrap();
+    }
+
+    #[test]
+    fn a_pipe_read_with_a_pipe_output_waits_and_stops_if_the_reader_went() {
+        let (reader, _writer) = std::io::pipe().unwrap();
+        let pipe = PathBuf::from(format!("/dev/fd/{}", reader.as_raw_fd()));
+        let (_output_reader, output) = std::io::pipe().unwrap();
+        let mut driver = driver(Sources::new(&[pipe]), Some(output.into()));
+        assert_eq!(driver.proceed().unwrap(), Left::Wait);
+        assert!(driver.output().is_some(), "to watch while waiting");
+        driver.waited(false);
+        assert_eq!(driver.proceed().unwrap(), Left::Read, "input came");
+        assert_eq!(driver.how(), Some(How::Stream));
+        driver.tell_read(Ok(1));
+        assert_eq!(driver.proceed().unwrap(), Left::Wait);
+        driver.waited(true);
+        assert!(driver.proceed().unwrap_err().is_broken_pipe());
+    }
+}
