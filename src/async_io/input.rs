@@ -239,8 +239,6 @@ impl<I: AsyncInput> Stream for Lines<'_, I> {
 
 #[cfg(test)]
 mod tests {
-    use std::os::fd::AsRawFd;
-    use std::path::PathBuf;
 
     use futures::StreamExt;
 
@@ -250,12 +248,7 @@ mod tests {
 
     #[test]
     fn reads_files_in_order_skipping_the_unreadable() {
-        let dir = testing::path("async-input");
-        std::fs::create_dir_all(&dir).unwrap();
-        let (first, second) = (dir.join("first"), dir.join("second"));
-        std::fs::write(&first, b"one\ntw").unwrap();
-        std::fs::write(&second, b"o\n").unwrap();
-        let files = [first, dir.join("missing"), dir.clone(), second];
+        let files = testing::files_and_failures("async-input");
         let mut input = AsyncFileInput::new(Sources::new(&files), None);
         let (lines, read) = on_runtime(async {
             let mut lines = input.lines(3);
@@ -268,13 +261,12 @@ mod tests {
             "a line runs on into the next file"
         );
         assert_eq!(read, 8);
-        std::fs::remove_dir_all(&dir).unwrap();
+        std::fs::remove_dir_all(&files[2]).unwrap();
     }
 
     #[test]
     fn a_waiting_read_stops_when_the_outputs_reader_goes() {
-        let (reader, _writer) = std::io::pipe().unwrap();
-        let path = PathBuf::from(format!("/dev/fd/{}", reader.as_raw_fd()));
+        let (path, reader, _writer) = testing::pipe_as_file();
         let (output_reader, output_writer) = std::io::pipe().unwrap();
         let mut input = AsyncFileInput::new(Sources::new(&[path]), Some(output_writer.into()));
         let error = within("the waiting read", move || {

@@ -212,8 +212,6 @@ impl<F> Driver<F> {
 #[cfg(test)]
 mod tests {
     use std::io::{Read, Write};
-    use std::os::fd::AsRawFd;
-    use std::path::PathBuf;
 
     use flate2::Compression;
     use flate2::write::GzEncoder;
@@ -257,17 +255,11 @@ mod tests {
 
     #[test]
     fn opens_each_source_in_turn_reporting_and_skipping_failures() {
-        let dir = testing::path("driver");
-        std::fs::create_dir_all(&dir).unwrap();
-        let (first, second) = (dir.join("first"), dir.join("second"));
-        std::fs::write(&first, b"one\ntw").unwrap();
-        std::fs::write(&second, b"o\n").unwrap();
-        let missing = dir.join("missing");
-        let files = [first, missing.clone(), dir.clone(), second];
+        let files = testing::files_and_failures("driver");
         let mut driver = driver(Sources::new(&files), None);
         assert_eq!(read_all(&mut driver), b"one\ntwo\n");
         assert!(driver.current().is_none(), "nothing is open at the end");
-        let (missing, dir) = (missing.display(), dir.display());
+        let (missing, dir) = (files[1].display(), files[2].display());
         assert_eq!(
             kept(&driver),
             [
@@ -313,8 +305,7 @@ mod tests {
 
     #[test]
     fn a_poll_is_asked_only_where_the_state_cannot_tell_and_is_kept_until_a_read() {
-        let (reader, mut writer) = std::io::pipe().unwrap();
-        let pipe = PathBuf::from(format!("/dev/fd/{}", reader.as_raw_fd()));
+        let (pipe, _reader, mut writer) = testing::pipe_as_file();
         let file = testing::path("driver-ready");
         std::fs::write(&file, b"x").unwrap();
         let mut driver = driver(Sources::new(&[file.clone(), pipe]), None);
@@ -337,8 +328,7 @@ mod tests {
 
     #[test]
     fn a_pipe_read_with_a_pipe_output_waits_and_stops_if_the_reader_went() {
-        let (reader, _writer) = std::io::pipe().unwrap();
-        let pipe = PathBuf::from(format!("/dev/fd/{}", reader.as_raw_fd()));
+        let (pipe, _reader, _writer) = testing::pipe_as_file();
         let (_output_reader, output) = std::io::pipe().unwrap();
         let mut driver = driver(Sources::new(&[pipe]), Some(output.into()));
         assert_eq!(driver.proceed().unwrap(), Left::Wait);

@@ -170,26 +170,14 @@ impl RangedInput for FileInput {
 #[cfg(test)]
 mod tests {
     use std::io::Write;
-    use std::os::fd::AsRawFd;
-    use std::path::PathBuf;
     use std::sync::mpsc;
 
     use super::*;
     use crate::io::testing::{self, within};
 
-    /// A pipe's read end named as a FILE, as a shell's process substitution names it.
-    fn pipe_as_file() -> (PathBuf, std::io::PipeReader, std::io::PipeWriter) {
-        let (reader, writer) = std::io::pipe().unwrap();
-        (
-            PathBuf::from(format!("/dev/fd/{}", reader.as_raw_fd())),
-            reader,
-            writer,
-        )
-    }
-
     #[test]
     fn says_whether_a_read_is_ready_and_reads_across_sources() {
-        let (path, _reader, mut writer) = pipe_as_file();
+        let (path, _reader, mut writer) = testing::pipe_as_file();
         let file = testing::path("input");
         std::fs::write(&file, b"from a file\n").unwrap();
         let mut input = FileInput::new(Sources::new(&[file.clone(), path]), None);
@@ -215,7 +203,7 @@ mod tests {
 
     #[test]
     fn a_waiting_read_stops_when_the_outputs_reader_goes() {
-        let (path, _reader, _writer) = pipe_as_file();
+        let (path, _reader, _writer) = testing::pipe_as_file();
         let (output_reader, output_writer) = std::io::pipe().unwrap();
         let (reader_id, id) = mpsc::channel();
         let reading = std::thread::spawn(move || {
@@ -231,7 +219,7 @@ mod tests {
 
     #[test]
     fn an_output_that_is_no_pipe_is_never_taken_for_a_gone_reader() {
-        let (path, _reader, mut writer) = pipe_as_file();
+        let (path, _reader, mut writer) = testing::pipe_as_file();
         let null = std::fs::OpenOptions::new()
             .write(true)
             .open("/dev/null")

@@ -142,6 +142,8 @@ impl<B: AsRef<[u8]>> RangedInput for Memory<B> {
 #[cfg(test)]
 pub(crate) mod testing {
     use std::fs::{self, File, OpenOptions};
+    use std::io::{PipeReader, PipeWriter};
+    use std::os::fd::AsRawFd;
     use std::path::PathBuf;
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::sync::mpsc;
@@ -156,6 +158,25 @@ pub(crate) mod testing {
         static MADE: AtomicU64 = AtomicU64::new(0);
         let n = MADE.fetch_add(1, Ordering::Relaxed);
         std::env::temp_dir().join(format!("pipelines-{what}-{}-{n}", std::process::id()))
+    }
+
+    /// A pipe's read end named as a FILE, as a shell's process substitution names it, and its
+    /// two ends.
+    pub fn pipe_as_file() -> (PathBuf, PipeReader, PipeWriter) {
+        let (reader, writer) = std::io::pipe().unwrap();
+        let path = PathBuf::from(format!("/dev/fd/{}", reader.as_raw_fd()));
+        (path, reader, writer)
+    }
+
+    /// FILEs in a folder of their own (the third): `one\ntw`, one missing, the folder itself,
+    /// `o\n`. Read past the two that fail, they are `one\ntwo\n`.
+    pub fn files_and_failures(what: &str) -> [PathBuf; 4] {
+        let dir = path(what);
+        fs::create_dir_all(&dir).unwrap();
+        let (first, second) = (dir.join("first"), dir.join("second"));
+        fs::write(&first, b"one\ntw").unwrap();
+        fs::write(&second, b"o\n").unwrap();
+        [first, dir.join("missing"), dir, second]
     }
 
     /// A file holding `bytes`, open for reading and writing, its name already gone.
