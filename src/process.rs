@@ -53,8 +53,7 @@ pub fn filter(
         let stdout = Stdout::open()?;
         let input = FileInput::new(sources(common), Some(watched(&stdout)?));
         let stats = strategy(input.handing_failures_to(failures), stdout)?;
-        finish(program, common, &stats);
-        Ok(())
+        Ok(summary(program, common, &stats))
     })
 }
 
@@ -75,8 +74,7 @@ pub fn filter_async<F: Future<Output = Result<Stats, Error>>>(
         let stats = runtime::block_on(flavor, || {
             strategy(input, AsyncFile::new(stdout.into_file(), true))
         })?;
-        finish(program, common, &stats);
-        Ok(())
+        Ok(summary(program, common, &stats))
     })
 }
 
@@ -90,10 +88,8 @@ pub fn answer<A: CommandFactory>(answer: Answer) -> ExitCode {
             let text = cli::generated(what, command);
             exit_status(&program, io::stderr(), |_| {
                 let mut stdout = io::stdout().lock();
-                stdout
-                    .write_all(&text)
-                    .and_then(|()| stdout.flush())
-                    .map_err(Error::writing)
+                let written = stdout.write_all(&text).and_then(|()| stdout.flush());
+                written.map(|()| None).map_err(Error::writing)
             })
         }
         Answer::Clap(told) => told.exit(),
@@ -119,11 +115,11 @@ fn quiet_panics() {
 
 /// Runs `body` as the binary `program` under the policy above, handing it where the failures
 /// that do not end the run go, and returns the status to exit with. Failures are told on
-/// `stderr`.
+/// `stderr`, and the summary `body` ends with, if any, printed there after them.
 fn exit_status<W: Write + Send + 'static>(
     program: &str,
     stderr: W,
-    body: impl FnOnce(Failures) -> Result<(), Error>,
+    body: impl FnOnce(Failures) -> Result<Option<String>, Error>,
 ) -> ExitCode {
     let teller = Arc::new(Teller {
         program: program.to_owned(),
@@ -149,17 +145,25 @@ impl<W: Write> Teller<W> {
     /// Tells `error` in one line.
     fn tell(&self, error: Error) {
         self.told.store(true, Ordering::Relaxed);
-        let line = format!("{}: {}\n", self.program, error.naming_output(OUTPUT));
+        self.print(&format!(
+            "{}: {}\n",
+            self.program,
+            error.naming_output(OUTPUT)
+        ));
+    }
+
+    /// Prints `text` on stderr.
+    fn print(&self, text: &str) {
         let mut stderr = self.stderr.lock().unwrap_or_else(PoisonError::into_inner);
         // Nothing is left to tell if stderr itself is gone, and a panic would be worse.
-        let _ = stderr.write_all(line.as_bytes());
+        let _ = stderr.write_all(text.as_bytes());
     }
 
     /// The status to exit with, once the run has `ended` (or panicked), its end told if it is a
-    /// failure.
-    fn status(&self, ended: thread::Result<Result<(), Error>>) -> ExitCode {
+    /// failure, its summary printed if it has one.
+    fn status(&self, ended: thread::Result<Result<Option<String>, Error>>) -> ExitCode {
         match ended {
-            Ok(Ok(())) => {}
+            Ok(Ok(summary)) => summary.iter().for_each(|summary| self.print(summary)),
             Ok(Err(error)) if error.is_broken_pipe() => {}
             Ok(Err(error)) => self.tell(error),
             Err(panic) => self.tell(Error::new(
@@ -189,13 +193,9 @@ fn enlarge_stdio() {
     fd::enlarge_pipe(io::stdout().as_fd());
 }
 
-/// Prints the summary, if asked for, after a run that ended normally.
-fn finish(program: &str, common: &CommonArgs, stats: &Stats) {
-    if common.stats {
-        let _ = io::stderr()
-            .lock()
-            .write_all(stats.summary(program).as_bytes());
-    }
+/// The summary to print after a run that ended normally, if asked for.
+fn summary(program: &str, common: &CommonArgs, stats: &Stats) -> Option<String> {
+    common.stats.then(|| stats.summary(program))
 }
 
 #[cfg(test)]
@@ -220,7 +220,7 @@ mod tests {
     }
 
     /// The status `body` exits with, run as `prog`, and what it told on stderr.
-    fn ran(body: impl FnOnce(Failures) -> Result<(), Error>) -> (ExitCode, String) {
+    fn ran(body: impl FnOnce(Failures) -> Result<Option<String>, Error>) -> (ExitCode, String) {
         let told = Told::default();
         let status = exit_status("prog", told.clone(), body);
         let stderr = String::from_utf8(told.0.lock().unwrap().clone()).unwrap();
@@ -228,8 +228,11 @@ mod tests {
     }
 
     /// A write of `bytes` to `output` as the output is written: a failure names no file.
-    fn write_to(mut output: impl Write, bytes: &[u8]) -> Result<(), Error> {
-        output.write_all(bytes).map_err(Error::writing)
+    fn write_to(mut output: impl Write, bytes: &[u8]) -> Result<Option<String>, Error> {
+        output
+            .write_all(bytes)
+            .map(|()| None)
+            .map_err(Error::writing)
     }
 
     fn dev_full() -> std::fs::File {
@@ -238,7 +241,30 @@ mod tests {
 
     #[test]
     fn success_exits_0_telling_nothing() {
-        assert_eq!(ran(|_| Ok(())), (ExitCode::SUCCESS, String::new()));
+        assert_eq!(ran(|_| Ok(None)), (ExitCode::SUCCESS, String::new()));
+    }
+
+    #[test]
+    fn a_summary_is_printed_after_the_failures_told() {
+        let (status, stderr) = ran(|mut failures| {
+            failures.add(write_to(dev_full(), b"x").unwrap_err());
+            Ok(Some("summary\n".to_owned()))
+        });
+        assert_eq!(status, ExitCode::FAILURE);
+        assert_eq!(
+            stderr,
+            "prog: writing stdout: No space left on device (os error 28)\nsummary\n"
+        );
+        let stats = Stats::start();
+        let common = |stats| CommonArgs {
+            files: Vec::new(),
+            decompress: false,
+            stats,
+            generate: None,
+        };
+        assert_eq!(summary("prog", &common(false), &stats), None);
+        let asked = summary("prog", &common(true), &stats).unwrap();
+        assert!(asked.starts_with("prog: 0 lines, 0 bytes in, 0 bytes out, "));
     }
 
     #[test]
@@ -247,7 +273,7 @@ mod tests {
         let (status, stderr) = ran(|mut failures| {
             let error = std::fs::File::open(missing).context(format!("opening {missing}"));
             failures.add(error.unwrap_err());
-            Ok(())
+            Ok(None)
         });
         assert_eq!(status, ExitCode::FAILURE);
         assert_eq!(
@@ -293,7 +319,7 @@ mod tests {
 
     #[test]
     fn a_panic_is_one_line_whatever_it_holds() {
-        let line = |panicking: fn() -> Result<(), Error>| {
+        let line = |panicking: fn() -> Result<Option<String>, Error>| {
             let (status, stderr) = ran(|_| panicking());
             assert_eq!(status, ExitCode::FAILURE);
             stderr
