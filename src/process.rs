@@ -15,9 +15,9 @@
 //!   one line like any other failure, its message included: never a panic message over several
 //!   lines or a backtrace, whatever `RUST_BACKTRACE` says.
 //!
-//! A binary's `main` asks [`cli::parse`] what its command line wants, and
-//! hands it here: a run ([`filter`], [`filter_async`]), or an [`answer`] without one (`--generate`, and
-//! `--help`, `--version` and usage errors, which clap prints, exiting 0 or 2).
+//! A binary's `main` asks [`cli::parse`] what its command line wants, and hands it here: a run
+//! ([`filter`], [`filter_async`]), or an [`answer`] without one (`--generate`; and `--help`,
+//! `--version` and usage errors, which clap prints, exiting 0 or 2).
 
 use std::future::Future;
 use std::io::{self, Write};
@@ -163,7 +163,8 @@ impl<W: Write> Teller<W> {
     /// failure, its summary printed if it has one.
     fn status(&self, ended: thread::Result<Result<Option<String>, Error>>) -> ExitCode {
         match ended {
-            Ok(Ok(summary)) => summary.iter().for_each(|summary| self.print(summary)),
+            Ok(Ok(Some(summary))) => self.print(&summary),
+            Ok(Ok(None)) => {}
             Ok(Err(error)) if error.is_broken_pipe() => {}
             Ok(Err(error)) => self.tell(error),
             Err(panic) => self.tell(Error::new(
@@ -178,6 +179,7 @@ impl<W: Write> Teller<W> {
         }
     }
 }
+
 /// A descriptor of `stdout` for the input to compare its sources with (`cat`'s rule) and to watch
 /// for its reader going away.
 fn watched(stdout: &Stdout) -> Result<OwnedFd, Error> {
