@@ -212,6 +212,7 @@ impl<F> Driver<F> {
 #[cfg(test)]
 mod tests {
     use std::io::{Read, Write};
+    use std::sync::mpsc;
 
     use flate2::Compression;
     use flate2::write::GzEncoder;
@@ -257,11 +258,15 @@ mod tests {
     fn opens_each_source_in_turn_reporting_and_skipping_failures() {
         let files = testing::files_and_failures("driver");
         let mut driver = driver(Sources::new(&files), None);
+        let (tell, told) = mpsc::channel();
+        driver.hand_failures_to(Failures::handed_to(move |error| {
+            tell.send(error.to_string()).unwrap();
+        }));
         assert_eq!(read_all(&mut driver), b"one\ntwo\n");
         assert!(driver.current().is_none(), "nothing is open at the end");
         let (missing, dir) = (files[1].display(), files[2].display());
         assert_eq!(
-            kept(&driver),
+            told.try_iter().collect::<Vec<_>>(),
             [
                 format!("opening {missing}: No such file or directory (os error 2)"),
                 format!("reading {dir}: Is a directory (os error 21)"),
@@ -271,7 +276,7 @@ mod tests {
     }
 
     #[test]
-    fn with_z_a_compressed_file_is_read_decoded_and_a_corrupt_one_reported() {
+    fn with_z_compressed_files_and_streams_are_read_decoded_and_a_corrupt_one_reported() {
         let dir = testing::path("driver-z");
         std::fs::create_dir_all(&dir).unwrap();
         let mut gzip = GzEncoder::new(Vec::new(), Compression::default());
@@ -279,17 +284,20 @@ mod tests {
         let gzip = gzip.finish().unwrap();
         let mut corrupt = gzip.clone();
         corrupt.truncate(gzip.len() - 4);
-        let files = [dir.join("gz"), dir.join("plain"), dir.join("corrupt")];
+        let (pipe, _reader, mut writer) = testing::pipe_as_file();
+        writer.write_all(&gzip).unwrap();
+        drop(writer);
+        let files = [dir.join("gz"), pipe, dir.join("plain"), dir.join("corrupt")];
         std::fs::write(&files[0], &gzip).unwrap();
-        std::fs::write(&files[1], b"plain\n").unwrap();
-        std::fs::write(&files[2], &corrupt).unwrap();
+        std::fs::write(&files[2], b"plain\n").unwrap();
+        std::fs::write(&files[3], &corrupt).unwrap();
         let mut sources = Sources::new(&files);
         sources.decompress(true);
         let mut driver = driver(sources, None);
-        assert_eq!(read_all(&mut driver), b"decoded\nplain\ndecoded\n");
+        assert_eq!(read_all(&mut driver), b"decoded\ndecoded\nplain\ndecoded\n");
         let told = kept(&driver);
         assert_eq!(told.len(), 1, "{told:?}");
-        let corrupt = files[2].display().to_string();
+        let corrupt = files[3].display().to_string();
         assert!(told[0].starts_with(&format!("{corrupt}: decompressing: ")));
         std::fs::remove_dir_all(&dir).unwrap();
     }
