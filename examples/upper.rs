@@ -1,15 +1,13 @@
-//! A transform of one's own through the toolkit's strategies: every line with its ASCII letters
-//! upper-cased, from stdin (or FILEs) to stdout, by `std-baseline`'s loop or, with `--batched`,
-//! by `batched`'s threads, with the binaries' edge (`cat`'s rules, `-z`, `--stats`, messages and
-//! exit statuses): `printf 'a b\nc\n' | cargo run --example upper -- --batched`.
-
-use std::process::ExitCode;
+//! A transform of one's own: each line's ASCII letters upper-cased by `std-baseline`'s loop or
+//! (`--batched`) `batched`'s threads, with the binaries' edge (`cat`'s rules, `-z`, `--stats`,
+//! messages, exit statuses): `printf 'a b\nc\n' | cargo run --example upper -- --batched`.
 
 use clap::Parser;
-use pipelines::cli::CommonArgs;
+use pipelines::cli::{self, CommonArgs, Request};
 use pipelines::process;
 use pipelines::strategy::{batched, std_baseline};
 use pipelines::transform::Transform;
+use std::process::ExitCode;
 
 /// Upper-case every line's ASCII letters.
 #[derive(Parser)]
@@ -22,7 +20,6 @@ struct Args {
     common: CommonArgs,
 }
 
-/// A line, its ASCII letters upper-cased, then its `\n`.
 struct Upper;
 
 impl Transform for Upper {
@@ -37,7 +34,10 @@ impl Transform for Upper {
 }
 
 fn main() -> ExitCode {
-    let args: Args = pipelines::cli::parse();
+    let args = match cli::parse::<Args>() {
+        Request::Run(args) => args,
+        Request::Answer(answer) => return process::answer::<Args>(answer),
+    };
     if args.batched {
         let knobs = batched::Knobs {
             threads: 2,
@@ -45,14 +45,14 @@ fn main() -> ExitCode {
             queue: 2,
             clocks: args.common.stats,
         };
-        process::run("upper", &args.common, |input, output| {
+        process::filter("upper", &args.common, |input, output| {
             batched::run(&knobs, Upper, input, output)
         })
     } else {
         let knobs = std_baseline::Knobs {
             buffer_size: 64 << 10,
         };
-        process::run("upper", &args.common, |input, output| {
+        process::filter("upper", &args.common, |input, output| {
             std_baseline::run(&knobs, Upper, input, output)
         })
     }

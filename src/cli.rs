@@ -1,11 +1,12 @@
 //! The arguments every binary shares, flattened into each binary's own `clap` parser, the
 //! parsers for counts and sizes with their bounds, and [`parse`], which every binary's `main`
-//! calls: its arguments, or its manual page or a shell's completions (`--generate`), made from the
-//! same `clap` definitions as `--help` so that none can drift from the others.
+//! calls: what it is asked for, its arguments or its manual page or a shell's completions
+//! (`--generate`, [`generated`] from the same `clap` definitions as `--help` so that none can
+//! drift from the others). Nothing here writes or ends the process: that is
+//! [`process`](crate::process)'s, the edge.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
-use std::process::{self, ExitCode};
 
 use clap::builder::{RangedU64ValueParser, StringValueParser, TypedValueParser};
 use clap::{Parser, ValueEnum};
@@ -79,27 +80,45 @@ const EXIT_STATUSES: [(&str, &str); 3] = [
     ),
 ];
 
-/// The binary's arguments from its command line, as `A::parse()` gives them; with `--generate`,
-/// what it asks for printed on stdout instead, and the process ended (exit 0, or 1 with one line
-/// on stderr when stdout fails, as for any output: docs/CONTRACT.md §4.5).
-pub fn parse<A: Parser>() -> A {
-    let matches = A::command().get_matches();
-    if let Ok(Some(&what)) = matches.try_get_one::<Generate>("generate") {
-        let mut command = A::command();
-        // The name lives until the process ends, as error's record of it must.
-        let name: &'static str = command.get_name().to_owned().leak();
-        let text = generated(what, &mut command);
-        let status = crate::process::print(name, &text);
-        process::exit(i32::from(status != ExitCode::SUCCESS));
-    }
-    A::from_arg_matches(&matches).unwrap_or_else(|error| error.exit())
+/// What a binary's command line asks for.
+#[derive(Debug)]
+pub enum Request<A> {
+    /// A run, with these arguments.
+    Run(A),
+    /// An answer, and no input read.
+    Answer(Answer),
 }
 
-/// `what` for `command`, whole, in memory: clap_complete panics on a failed write, so nothing is
-/// written until all of it is made.
-fn generated(what: Generate, command: &mut clap::Command) -> Vec<u8> {
+/// What a command line asks for instead of a run.
+#[derive(Debug)]
+pub enum Answer {
+    /// `--generate WHAT`: [`generated`], printed on stdout.
+    Generate(Generate),
+    /// `--help`, `--version` or a usage error, as clap prints them (exit 0, or 2 for an error).
+    Clap(clap::Error),
+}
+
+/// What the binary's command line asks for: its arguments as `A::parse()` gives them, or
+/// something else to answer.
+pub fn parse<A: Parser>() -> Request<A> {
+    let matches = match A::command().try_get_matches() {
+        Ok(matches) => matches,
+        Err(told) => return Request::Answer(Answer::Clap(told)),
+    };
+    if let Ok(Some(&what)) = matches.try_get_one::<Generate>("generate") {
+        return Request::Answer(Answer::Generate(what));
+    }
+    match A::from_arg_matches(&matches) {
+        Ok(args) => Request::Run(args),
+        Err(told) => Request::Answer(Answer::Clap(told)),
+    }
+}
+
+/// `what` for `command` (a binary's `Args::command()`), whole, in memory: clap_complete panics on
+/// a failed write, so nothing is written until all of it is made.
+pub fn generated(what: Generate, mut command: clap::Command) -> Vec<u8> {
     let shell = match what {
-        Generate::Man => return manual_page(command.clone()),
+        Generate::Man => return manual_page(command),
         Generate::CompleteBash => Shell::Bash,
         Generate::CompleteZsh => Shell::Zsh,
         Generate::CompleteFish => Shell::Fish,
@@ -108,7 +127,7 @@ fn generated(what: Generate, command: &mut clap::Command) -> Vec<u8> {
     };
     let mut text = Vec::new();
     let name = command.get_name().to_owned();
-    clap_complete::generate(shell, command, name, &mut text);
+    clap_complete::generate(shell, &mut command, name, &mut text);
     text
 }
 

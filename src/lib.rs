@@ -63,7 +63,7 @@
 //! ```
 //!
 //! `examples/upper.rs` runs it from stdin (or FILEs) to stdout as the binaries do, with their
-//! edge ([`process::run`]: `cat`'s rules, `-z`, `--stats`, messages and exit statuses), through
+//! edge ([`process::filter`]: `cat`'s rules, `-z`, `--stats`, messages and exit statuses), through
 //! `std-baseline` or, with `--batched`, `batched`:
 //!
 //! ```sh

@@ -1,7 +1,6 @@
 //! What every binary does around its strategy: stdin or FILEs in, stdout out, both pipes
 //! enlarged, the strategy run (on a tokio runtime for the async ones), `--stats` printed; and the
-//! edge where failures are told and the exit status decided. A binary's `main` is its arguments
-//! and one call here.
+//! edge where failures are told and the exit status decided.
 //!
 //! The library below reports nothing: a strategy returns what ended it, and a driver hands on
 //! each failure that does not ([`Failures`]). Here each is told in one line on stderr, named as
@@ -16,19 +15,24 @@
 //!   one line like any other failure, its message included: never a panic message over several
 //!   lines or a backtrace, whatever `RUST_BACKTRACE` says.
 //!
-//! Usage errors never reach here: clap prints them and exits 2.
+//! A binary's `main` asks [`cli::parse`] what its command line wants, and hands it here: a run
+//! ([`filter`], [`filter_async`]), or an [`answer`] without one (`--generate`; and `--help`,
+//! `--version` and usage errors, which clap prints, exiting 0 or 2).
 
 use std::future::Future;
 use std::io::{self, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::panic::{self, AssertUnwindSafe};
 use std::process::ExitCode;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Once, PoisonError};
+use std::thread;
+
+use clap::CommandFactory;
 
 use crate::async_io::runtime::{self, Flavor};
 use crate::async_io::{AsyncFile, AsyncFileInput};
-use crate::cli::CommonArgs;
+use crate::cli::{self, Answer, CommonArgs};
 use crate::error::{Context, Error, Failures, panic_message};
 use crate::io::sources::Sources;
 use crate::io::{FileInput, Stdout, fd};
@@ -37,31 +41,32 @@ use crate::stats::Stats;
 /// How messages name the output.
 const OUTPUT: &str = "stdout";
 
-/// Runs a sync strategy as the binary `program`, from stdin or FILEs to stdout.
-pub fn run(
+/// Runs a sync strategy as the binary `program`, a filter from stdin or FILEs to stdout.
+pub fn filter(
     program: &'static str,
     common: &CommonArgs,
     strategy: impl FnOnce(FileInput, Stdout) -> Result<Stats, Error>,
 ) -> ExitCode {
-    exit_status(program, |failures| {
+    quiet_panics();
+    exit_status(program, io::stderr(), |failures| {
         enlarge_stdio();
         let stdout = Stdout::open()?;
         let input = FileInput::new(sources(common), Some(watched(&stdout)?));
         let stats = strategy(input.handing_failures_to(failures), stdout)?;
-        finish(program, common, &stats);
-        Ok(())
+        Ok(summary(program, common, &stats))
     })
 }
 
-/// Runs an async strategy as the binary `program` on a runtime of `flavor`, from stdin or FILEs
-/// to stdout.
-pub fn run_async<F: Future<Output = Result<Stats, Error>>>(
+/// Runs an async strategy as the binary `program` on a runtime of `flavor`, a filter from stdin
+/// or FILEs to stdout.
+pub fn filter_async<F: Future<Output = Result<Stats, Error>>>(
     program: &'static str,
     common: &CommonArgs,
     flavor: Flavor,
     strategy: impl FnOnce(AsyncFileInput, AsyncFile) -> F,
 ) -> ExitCode {
-    exit_status(program, |failures| {
+    quiet_panics();
+    exit_status(program, io::stderr(), |failures| {
         enlarge_stdio();
         let stdout = Stdout::open()?;
         let input = AsyncFileInput::new(sources(common), Some(watched(&stdout)?))
@@ -69,9 +74,26 @@ pub fn run_async<F: Future<Output = Result<Stats, Error>>>(
         let stats = runtime::block_on(flavor, || {
             strategy(input, AsyncFile::new(stdout.into_file(), true))
         })?;
-        finish(program, common, &stats);
-        Ok(())
+        Ok(summary(program, common, &stats))
     })
+}
+
+/// Answers a command line, of the binary whose arguments are `A`, that asks for no run:
+/// `--generate`'s text written on stdout under the policy above, or clap's answer.
+pub fn answer<A: CommandFactory>(answer: Answer) -> ExitCode {
+    match answer {
+        Answer::Generate(what) => {
+            let command = A::command();
+            let program = command.get_name().to_owned();
+            let text = cli::generated(what, command);
+            exit_status(&program, io::stderr(), |_| {
+                let mut stdout = io::stdout().lock();
+                let written = stdout.write_all(&text).and_then(|()| stdout.flush());
+                written.map(|()| None).map_err(Error::writing)
+            })
+        }
+        Answer::Clap(told) => told.exit(),
+    }
 }
 
 /// The sources the arguments name, decoded with `-z`.
@@ -81,46 +103,80 @@ fn sources(common: &CommonArgs) -> Sources {
     sources
 }
 
-/// Writes `text` on stdout as the binary `program` (its `--generate`) under the policy above.
-pub fn print(program: &'static str, text: &[u8]) -> ExitCode {
-    exit_status(program, |_| {
-        io::stdout().lock().write_all(text).map_err(Error::writing)
-    })
+/// Silences the panic hook, once for the whole process: the hook is the process's, not this
+/// thread's, and is never put back, since the process ends here. The default hook prints the
+/// message over several lines, and a backtrace on request; [`exit_status`] tells the panic
+/// instead, once, as an error, and a worker thread's panic reaches it as an error of its own (see
+/// `parallel::join`).
+fn quiet_panics() {
+    static QUIET: Once = Once::new();
+    QUIET.call_once(|| panic::set_hook(Box::new(|_| {})));
 }
 
 /// Runs `body` as the binary `program` under the policy above, handing it where the failures
-/// that do not end the run go, and returns the status to exit with.
-fn exit_status(
-    program: &'static str,
-    body: impl FnOnce(Failures) -> Result<(), Error>,
+/// that do not end the run go, and returns the status to exit with. Failures are told on
+/// `stderr`, and the summary `body` ends with, if any, printed there after them.
+fn exit_status<W: Write + Send + 'static>(
+    program: &str,
+    stderr: W,
+    body: impl FnOnce(Failures) -> Result<Option<String>, Error>,
 ) -> ExitCode {
-    let failed = Arc::new(AtomicBool::new(false));
-    let tell = {
-        let failed = Arc::clone(&failed);
-        move |error: Error| {
-            failed.store(true, Ordering::Relaxed);
-            let line = format!("{program}: {}\n", error.naming_output(OUTPUT));
-            // Nothing is left to tell if stderr itself is gone, and a panic would be worse.
-            let _ = io::stderr().lock().write_all(line.as_bytes());
-        }
+    let teller = Arc::new(Teller {
+        program: program.to_owned(),
+        stderr: Mutex::new(stderr),
+        told: AtomicBool::new(false),
+    });
+    let failures = {
+        let teller = Arc::clone(&teller);
+        Failures::handed_to(move |error| teller.tell(error))
     };
-    // The default hook prints the message over several lines, and a backtrace on request. The
-    // panic is told below instead, once, as an error; a worker thread's panic reaches the main
-    // thread as an error of its own (see `parallel::join`).
-    panic::set_hook(Box::new(|_| {}));
-    let tell_last = tell.clone();
-    match panic::catch_unwind(AssertUnwindSafe(|| body(Failures::handed_to(tell)))) {
-        Ok(Ok(())) => {}
-        Ok(Err(error)) if error.is_broken_pipe() => {}
-        Ok(Err(error)) => tell_last(error),
-        Err(panic) => tell_last(Error::new(
-            "internal error",
-            io::Error::other(panic_message(&*panic)),
-        )),
+    let ended = panic::catch_unwind(AssertUnwindSafe(|| body(failures)));
+    teller.status(ended)
+}
+
+/// Where a run's failures are told, and whether one was.
+struct Teller<W> {
+    program: String,
+    stderr: Mutex<W>,
+    told: AtomicBool,
+}
+
+impl<W: Write> Teller<W> {
+    /// Tells `error` in one line.
+    fn tell(&self, error: Error) {
+        self.told.store(true, Ordering::Relaxed);
+        self.print(&format!(
+            "{}: {}\n",
+            self.program,
+            error.naming_output(OUTPUT)
+        ));
     }
-    match failed.load(Ordering::Relaxed) {
-        true => ExitCode::FAILURE,
-        false => ExitCode::SUCCESS,
+
+    /// Prints `text` on stderr.
+    fn print(&self, text: &str) {
+        let mut stderr = self.stderr.lock().unwrap_or_else(PoisonError::into_inner);
+        // Nothing is left to tell if stderr itself is gone, and a panic would be worse.
+        let _ = stderr.write_all(text.as_bytes());
+    }
+
+    /// The status to exit with, once the run has `ended` (or panicked), its end told if it is a
+    /// failure, its summary printed if it has one.
+    fn status(&self, ended: thread::Result<Result<Option<String>, Error>>) -> ExitCode {
+        match ended {
+            Ok(Ok(Some(summary))) => self.print(&summary),
+            Ok(Ok(None)) => {}
+            Ok(Err(error)) if error.is_broken_pipe() => {}
+            Ok(Err(error)) => self.tell(error),
+            Err(panic) => self.tell(Error::new(
+                "internal error",
+                io::Error::other(panic_message(&*panic)),
+            )),
+        }
+        if self.told.load(Ordering::Relaxed) {
+            ExitCode::FAILURE
+        } else {
+            ExitCode::SUCCESS
+        }
     }
 }
 
@@ -139,11 +195,152 @@ fn enlarge_stdio() {
     fd::enlarge_pipe(io::stdout().as_fd());
 }
 
-/// Prints the summary, if asked for, after a run that ended normally.
-fn finish(program: &str, common: &CommonArgs, stats: &Stats) {
-    if common.stats {
-        let _ = io::stderr()
-            .lock()
-            .write_all(stats.summary(program).as_bytes());
+/// The summary to print after a run that ended normally, if asked for.
+fn summary(program: &str, common: &CommonArgs, stats: &Stats) -> Option<String> {
+    common.stats.then(|| stats.summary(program))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fs::OpenOptions;
+
+    use super::*;
+
+    /// Stderr in memory, shared with the teller.
+    #[derive(Clone, Default)]
+    struct Told(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Told {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// The status `body` exits with, run as `prog`, and what it told on stderr.
+    fn ran(body: impl FnOnce(Failures) -> Result<Option<String>, Error>) -> (ExitCode, String) {
+        let told = Told::default();
+        let status = exit_status("prog", told.clone(), body);
+        let stderr = String::from_utf8(told.0.lock().unwrap().clone()).unwrap();
+        (status, stderr)
+    }
+
+    /// A write of `bytes` to `output` as the output is written: a failure names no file.
+    fn write_to(mut output: impl Write, bytes: &[u8]) -> Result<Option<String>, Error> {
+        output
+            .write_all(bytes)
+            .map(|()| None)
+            .map_err(Error::writing)
+    }
+
+    fn dev_full() -> std::fs::File {
+        OpenOptions::new().write(true).open("/dev/full").unwrap()
+    }
+
+    #[test]
+    fn success_exits_0_telling_nothing() {
+        assert_eq!(ran(|_| Ok(None)), (ExitCode::SUCCESS, String::new()));
+    }
+
+    #[test]
+    fn a_summary_is_printed_after_the_failures_told() {
+        let (status, stderr) = ran(|mut failures| {
+            failures.add(write_to(dev_full(), b"x").unwrap_err());
+            Ok(Some("summary\n".to_owned()))
+        });
+        assert_eq!(status, ExitCode::FAILURE);
+        assert_eq!(
+            stderr,
+            "prog: writing stdout: No space left on device (os error 28)\nsummary\n"
+        );
+        let stats = Stats::start();
+        let common = |stats| CommonArgs {
+            files: Vec::new(),
+            decompress: false,
+            stats,
+            generate: None,
+        };
+        assert_eq!(summary("prog", &common(false), &stats), None);
+        let asked = summary("prog", &common(true), &stats).unwrap();
+        assert!(asked.starts_with("prog: 0 lines, 0 bytes in, 0 bytes out, "));
+    }
+
+    #[test]
+    fn a_failure_told_earlier_makes_it_exit_1() {
+        let missing = "/nonexistent/pipelines-process-test";
+        let (status, stderr) = ran(|mut failures| {
+            let error = std::fs::File::open(missing).context(format!("opening {missing}"));
+            failures.add(error.unwrap_err());
+            Ok(None)
+        });
+        assert_eq!(status, ExitCode::FAILURE);
+        assert_eq!(
+            stderr,
+            format!("prog: opening {missing}: No such file or directory (os error 2)\n")
+        );
+    }
+
+    #[test]
+    fn a_broken_pipe_exits_0_silently() {
+        let (reader, writer) = io::pipe().unwrap();
+        drop(reader);
+        assert_eq!(
+            ran(|_| write_to(writer, b"x")),
+            (ExitCode::SUCCESS, String::new())
+        );
+        assert_eq!(
+            ran(|_| Err(Error::reader_gone())),
+            (ExitCode::SUCCESS, String::new())
+        );
+    }
+
+    #[test]
+    fn a_broken_pipe_after_a_failure_still_exits_1() {
+        let (status, stderr) = ran(|mut failures| {
+            failures.add(write_to(dev_full(), b"x").unwrap_err());
+            Err(Error::reader_gone())
+        });
+        assert_eq!(status, ExitCode::FAILURE);
+        assert_eq!(stderr.lines().count(), 1, "{stderr:?}");
+    }
+
+    #[test]
+    fn any_other_failure_is_one_line_naming_stdout() {
+        assert_eq!(
+            ran(|_| write_to(dev_full(), b"x")),
+            (
+                ExitCode::FAILURE,
+                "prog: writing stdout: No space left on device (os error 28)\n".to_owned()
+            )
+        );
+    }
+
+    #[test]
+    fn a_panic_is_one_line_whatever_it_holds() {
+        let line = |panicking: fn() -> Result<Option<String>, Error>| {
+            let (status, stderr) = ran(|_| panicking());
+            assert_eq!(status, ExitCode::FAILURE);
+            stderr
+        };
+        assert_eq!(
+            line(|| panic::panic_any("a &str")),
+            "prog: internal error: a &str\n"
+        );
+        assert_eq!(
+            line(|| panic::panic_any(String::from("a String"))),
+            "prog: internal error: a String\n"
+        );
+        assert_eq!(
+            line(|| panic::panic_any(7_u8)),
+            "prog: internal error: a panic\n"
+        );
+        assert_eq!(
+            line(|| panic!("two\nlines, {}", 2)),
+            "prog: internal error: two lines, 2\n"
+        );
     }
 }

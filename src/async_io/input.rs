@@ -16,9 +16,8 @@ use tokio::io::{AsyncReadExt, Interest};
 use crate::async_io::AsyncFile;
 use crate::error::{Error, Failures};
 use crate::frame::shared::SharedLines;
-use crate::io::decode::Decoding;
-use crate::io::input::{Reading, decode_if_told, open, tell_read};
-use crate::io::sources::{Next, Sources};
+use crate::io::driver::{Driver, Left, Reading};
+use crate::io::sources::Sources;
 use crate::io::{Memory, fd};
 
 /// Where a tokio strategy's bytes come from.
@@ -51,15 +50,7 @@ pub trait AsyncInput: Send {
 /// Memory, as for the sync strategies.
 impl<B: AsRef<[u8]> + Send> AsyncInput for Memory<B> {
     async fn read_buf<BM: BufMut + Send>(&mut self, buf: &mut BM) -> Result<usize, Error> {
-        self.read_with(|unread| {
-            // As a read would: into the room there is, without growing the buffer.
-            let n = match buf.has_remaining_mut() {
-                true => unread.len().min(buf.chunk_mut().len()),
-                false => 0,
-            };
-            buf.put_slice(&unread[..n]);
-            Ok(n)
-        })
+        self.read_with(|unread| Ok(put_fitting(buf, unread)))
     }
 
     fn has_waiting(&mut self) -> bool {
@@ -67,22 +58,26 @@ impl<B: AsRef<[u8]> + Send> AsyncInput for Memory<B> {
     }
 }
 
+/// Copies into `buf` what its room takes of `bytes`, as a read would: without growing it. Returns
+/// how many.
+fn put_fitting(buf: &mut impl BufMut, bytes: &[u8]) -> usize {
+    let n = if buf.has_remaining_mut() {
+        bytes.len().min(buf.chunk_mut().len())
+    } else {
+        0
+    };
+    buf.put_slice(&bytes[..n]);
+    n
+}
+
 /// The sources as one byte stream, read asynchronously. Must be read on a runtime with I/O
 /// enabled.
 #[derive(Debug)]
 pub struct AsyncFileInput {
-    sources: Sources,
-    /// The source [`Sources`] has open, if any.
-    current: Option<Reading<AsyncFile>>,
-    /// Where output goes: refused as input, and watched while a read waits.
-    output: Option<OwnedFd>,
-    /// Where a source that cannot be opened or read is told, before the next is read.
-    failures: Failures,
+    /// The sources and the one open.
+    driver: Driver<AsyncFile>,
     /// The output on the reactor, for its reader going away.
     watch: Watch,
-    /// The decoding of the open source, when `-z` decodes it: `current` is then its pipe or its
-    /// pieces.
-    decoding: Option<Decoding>,
 }
 
 /// The output's registration with the reactor, made at the first wait: the runtime the input is
@@ -101,43 +96,38 @@ enum Watch {
 
 impl AsyncFileInput {
     /// `sources`, read while writing to `output`.
-    pub fn new(mut sources: Sources, output: Option<OwnedFd>) -> Self {
-        sources.output_is_pipe(output.as_ref().is_some_and(|fd| fd::is_pipe(fd.as_fd())));
+    pub fn new(sources: Sources, output: Option<OwnedFd>) -> Self {
         AsyncFileInput {
-            sources,
-            current: None,
-            output,
-            failures: Failures::default(),
+            driver: Driver::new(sources, output, |file| AsyncFile::new(file, false)),
             watch: Watch::Unregistered,
-            decoding: None,
         }
     }
 
     /// The input, handing each failure that does not stop it to `failures` as it happens: they
     /// are kept in the input otherwise.
     pub fn handing_failures_to(mut self, failures: Failures) -> Self {
-        self.failures = failures;
+        self.driver.hand_failures_to(failures);
         self
     }
 
     /// Waits until the open source has input, or the output's reader has gone first: returns
     /// whether it has.
     async fn wait(&mut self) -> bool {
-        if let (Watch::Unregistered, Some(output)) = (&self.watch, &self.output) {
-            let registered = output.try_clone().ok().and_then(|output| {
+        if let (Watch::Unregistered, Some(output)) = (&self.watch, self.driver.output()) {
+            let registered = output.try_clone_to_owned().ok().and_then(|output| {
                 // SAFETY: an `OwnedFd` owns its descriptor, which stays open and the same until
                 // the `AsyncFd` is dropped.
                 unsafe { AsyncFd::register_with_interest(output, Interest::WRITABLE) }.ok()
             });
             self.watch = registered.map_or(Watch::Unavailable, Watch::Registered);
         }
-        match (&self.current, &self.watch, &self.output) {
+        match (self.driver.current(), &self.watch, self.driver.output()) {
             (Some(Reading::Handle(AsyncFile::Reactor(file))), Watch::Registered(watch), _) => {
                 poll_fn(|cx| poll_wait(file, watch, cx)).await
             }
             // A descriptor the reactor cannot wait on is read blocking anyway: so is its wait.
             (Some(Reading::Handle(file @ AsyncFile::Inline(_))), _, Some(output)) => {
-                !fd::wait_readable_unless_reader_gone(file.as_fd(), output.as_fd())
+                !fd::wait_readable_unless_reader_gone(file.as_fd(), output)
             }
             // Nothing to watch with: the read waits by itself.
             _ => false,
@@ -180,62 +170,32 @@ impl AsyncInput for AsyncFileInput {
     /// Fails only when the output is a pipe whose reader went away while this waited for input.
     async fn read_buf<B: BufMut + Send>(&mut self, buf: &mut B) -> Result<usize, Error> {
         loop {
-            match self.sources.what_next() {
-                Next::Open(source) => {
-                    let output = self.output.as_ref().map(AsFd::as_fd);
-                    let opened = open(&source, output, self.sources.decompresses());
-                    let opened = self.sources.opened(opened);
-                    let (file, decoding) = decode_if_told(&mut self.sources, opened);
-                    let reading =
-                        file.map(|reading| reading.map(|file| AsyncFile::new(file, false)));
-                    self.current = reading;
-                    self.decoding = decoding;
-                }
-                Next::Report(error) => self.failures.add(error),
-                Next::Wait => {
+            match self.driver.proceed()? {
+                Left::Wait => {
                     let gone = self.wait().await;
-                    self.sources.waited(gone);
+                    self.driver.waited(gone);
                 }
-                Next::Read => {
-                    let read = match &mut self.current {
+                Left::Read => {
+                    let read = match self.driver.current_mut() {
                         None => return Ok(0),
                         Some(Reading::Handle(file)) => AsyncReadExt::read_buf(file, buf).await,
                         // Taken inline, as a regular file is read: the decoder's next piece is
                         // never long in coming.
-                        Some(Reading::Pieces(pieces)) => Ok(pieces.read_with(|bytes| {
-                            let n = if buf.has_remaining_mut() {
-                                bytes.len().min(buf.chunk_mut().len())
-                            } else {
-                                0
-                            };
-                            buf.put_slice(&bytes[..n]);
-                            n
-                        })),
+                        Some(Reading::Pieces(pieces)) => {
+                            Ok(pieces.read_with(|bytes| put_fitting(buf, bytes)))
+                        }
                     };
-                    if let Some(n) = tell_read(&mut self.sources, &mut self.decoding, read) {
+                    if let Some(n) = self.driver.tell_read(read) {
                         return Ok(n);
                     }
                 }
-                Next::End => {
-                    self.current = None;
-                    return Ok(0);
-                }
-                Next::ReaderGone => return Err(Error::reader_gone()),
+                Left::End => return Ok(0),
             }
         }
     }
 
     fn has_waiting(&mut self) -> bool {
-        if let Some(known) = self.sources.is_waiting() {
-            return known;
-        }
-        let waiting = self
-            .current
-            .as_ref()
-            .and_then(Reading::handle)
-            .is_none_or(|file| fd::is_waiting(file.as_fd()));
-        self.sources.polled(waiting);
-        waiting
+        self.driver.is_ready(|file| fd::is_waiting(file.as_fd()))
     }
 }
 
@@ -279,8 +239,6 @@ impl<I: AsyncInput> Stream for Lines<'_, I> {
 
 #[cfg(test)]
 mod tests {
-    use std::os::fd::AsRawFd;
-    use std::path::PathBuf;
 
     use futures::StreamExt;
 
@@ -290,12 +248,7 @@ mod tests {
 
     #[test]
     fn reads_files_in_order_skipping_the_unreadable() {
-        let dir = testing::path("async-input");
-        std::fs::create_dir_all(&dir).unwrap();
-        let (first, second) = (dir.join("first"), dir.join("second"));
-        std::fs::write(&first, b"one\ntw").unwrap();
-        std::fs::write(&second, b"o\n").unwrap();
-        let files = [first, dir.join("missing"), dir.clone(), second];
+        let files = testing::files_and_failures("async-input");
         let mut input = AsyncFileInput::new(Sources::new(&files), None);
         let (lines, read) = on_runtime(async {
             let mut lines = input.lines(3);
@@ -308,13 +261,12 @@ mod tests {
             "a line runs on into the next file"
         );
         assert_eq!(read, 8);
-        std::fs::remove_dir_all(&dir).unwrap();
+        std::fs::remove_dir_all(&files[2]).unwrap();
     }
 
     #[test]
     fn a_waiting_read_stops_when_the_outputs_reader_goes() {
-        let (reader, _writer) = std::io::pipe().unwrap();
-        let path = PathBuf::from(format!("/dev/fd/{}", reader.as_raw_fd()));
+        let (path, reader, _writer) = testing::pipe_as_file();
         let (output_reader, output_writer) = std::io::pipe().unwrap();
         let mut input = AsyncFileInput::new(Sources::new(&[path]), Some(output_writer.into()));
         let error = within("the waiting read", move || {
@@ -333,7 +285,7 @@ mod tests {
     }
 
     #[test]
-    fn memory_always_has_its_bytes_waiting() {
+    fn memory_is_always_ready() {
         let mut input = Memory::new(&b"a\nb"[..]);
         assert!(AsyncInput::has_waiting(&mut input));
         let lines: Vec<_> = on_runtime(input.lines(1).map(|line| line.unwrap()).collect());

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use pipelines::async_io::runtime::Flavor;
-use pipelines::cli::{BufferArgs, CommonArgs, TRANSFORM_HELP, VERSION};
+use pipelines::cli::{self, BufferArgs, CommonArgs, Request, TRANSFORM_HELP, VERSION};
 use pipelines::process;
 use pipelines::strategy::baseline::{self, Knobs};
 use pipelines::transform::SpaceCount;
@@ -20,7 +20,10 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    let args = pipelines::cli::parse::<Args>();
+    let args = match cli::parse::<Args>() {
+        Request::Run(args) => args,
+        Request::Answer(answer) => return process::answer::<Args>(answer),
+    };
     let knobs = Knobs {
         buffer_size: args.buffer.size,
     };
@@ -29,7 +32,7 @@ fn main() -> ExitCode {
     // crosses threads. 1.1 GB of logs through pipes, median of 9: current-thread 687 ms,
     // multi-thread 697 ms.
     let flavor = Flavor::CurrentThread;
-    process::run_async(
+    process::filter_async(
         env!("CARGO_BIN_NAME"),
         &args.common,
         flavor,

@@ -6,7 +6,7 @@ use std::thread;
 
 use clap::Parser;
 use pipelines::cli::{
-    CommonArgs, LARGEST_SIZE, TRANSFORM_HELP, VERSION, positive_up_to, size_up_to,
+    self, CommonArgs, LARGEST_SIZE, Request, TRANSFORM_HELP, VERSION, positive_up_to, size_up_to,
 };
 use pipelines::process;
 use pipelines::strategy::batched::{self, Knobs};
@@ -34,7 +34,10 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    let args = pipelines::cli::parse::<Args>();
+    let args = match cli::parse::<Args>() {
+        Request::Run(args) => args,
+        Request::Answer(answer) => return process::answer::<Args>(answer),
+    };
     let threads = args
         .threads
         .unwrap_or_else(|| thread::available_parallelism().map_or(1, usize::from));
@@ -44,7 +47,7 @@ fn main() -> ExitCode {
         queue: args.queue.unwrap_or(threads),
         clocks: args.common.stats,
     };
-    process::run(env!("CARGO_BIN_NAME"), &args.common, |input, output| {
+    process::filter(env!("CARGO_BIN_NAME"), &args.common, |input, output| {
         batched::run(&knobs, SpaceCount, input, output)
     })
 }

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use pipelines::async_io::runtime::Flavor;
-use pipelines::cli::{CommonArgs, TRANSFORM_HELP, VERSION, positive_up_to};
+use pipelines::cli::{self, CommonArgs, Request, TRANSFORM_HELP, VERSION, positive_up_to};
 use pipelines::process;
 use pipelines::strategy::pipeline::{self, Knobs};
 use pipelines::transform::SpaceCount;
@@ -34,14 +34,17 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    let args = pipelines::cli::parse::<Args>();
+    let args = match cli::parse::<Args>() {
+        Request::Run(args) => args,
+        Request::Answer(answer) => return process::answer::<Args>(answer),
+    };
     let knobs = Knobs {
         batch: args.batch,
         queue: args.queue,
         clocks: args.common.stats,
     };
     let flavor = Flavor::MultiThread;
-    process::run_async(
+    process::filter_async(
         env!("CARGO_BIN_NAME"),
         &args.common,
         flavor,

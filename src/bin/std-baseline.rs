@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use pipelines::cli::{BufferArgs, CommonArgs, TRANSFORM_HELP, VERSION};
+use pipelines::cli::{self, BufferArgs, CommonArgs, Request, TRANSFORM_HELP, VERSION};
 use pipelines::process;
 use pipelines::strategy::std_baseline::{self, Knobs};
 use pipelines::transform::SpaceCount;
@@ -19,11 +19,14 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    let args = pipelines::cli::parse::<Args>();
+    let args = match cli::parse::<Args>() {
+        Request::Run(args) => args,
+        Request::Answer(answer) => return process::answer::<Args>(answer),
+    };
     let knobs = Knobs {
         buffer_size: args.buffer.size,
     };
-    process::run(env!("CARGO_BIN_NAME"), &args.common, |input, output| {
+    process::filter(env!("CARGO_BIN_NAME"), &args.common, |input, output| {
         std_baseline::run(&knobs, SpaceCount, input, output)
     })
 }

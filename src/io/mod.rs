@@ -16,12 +16,14 @@
 //! | [`sources`] | the input's rules as plain state: sources in `cat`'s order and its failures, input that is the output, when a read waits and watches the output |
 //! | [`gather`] | the output's rules as plain state: held back for large writes, due when full or when input is idle ([`gather::is_due`], asked by every strategy), what to write next |
 //! | [`fd`] | descriptor facts and waits: pipe or file, input waiting, input or a gone reader, input is output, private non-blocking mode |
-//! | [`input`] | [`FileInput`], the sync driver of [`sources::Sources`]; opening a source, for both drivers |
+//! | [`driver`] | [`driver::Driver`]: what both drivers of [`sources::Sources`] do alike (opening a source, starting its decoder, telling reads and polls), all but their waits and reads |
+//! | [`input`] | [`FileInput`], the sync driver of [`sources::Sources`]: its blocking waits and reads, and a regular file read in ranges |
 //! | [`output`] | [`Output`], the sync driver of [`gather::Gather`], in front of any writer; [`Stdout`] |
 //! | [`decode`] | `-z`: a gzip or zstd source decoded on a thread of its own, a regular file's bytes handed over in memory, a stream's through a pipe read as any stream; what a source holds, by its first bytes |
 //! | [`ranges`] | a regular file read in ranges: [`ranges::Cuts`], the plain state that says range, read through or stream; reads at offsets, where lines end |
 
 pub mod decode;
+pub mod driver;
 pub mod fd;
 pub mod gather;
 pub mod input;
@@ -140,6 +142,8 @@ impl<B: AsRef<[u8]>> RangedInput for Memory<B> {
 #[cfg(test)]
 pub(crate) mod testing {
     use std::fs::{self, File, OpenOptions};
+    use std::io::{PipeReader, PipeWriter};
+    use std::os::fd::AsRawFd;
     use std::path::PathBuf;
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::sync::mpsc;
@@ -154,6 +158,25 @@ pub(crate) mod testing {
         static MADE: AtomicU64 = AtomicU64::new(0);
         let n = MADE.fetch_add(1, Ordering::Relaxed);
         std::env::temp_dir().join(format!("pipelines-{what}-{}-{n}", std::process::id()))
+    }
+
+    /// A pipe's read end named as a FILE, as a shell's process substitution names it, and its
+    /// two ends.
+    pub fn pipe_as_file() -> (PathBuf, PipeReader, PipeWriter) {
+        let (reader, writer) = std::io::pipe().unwrap();
+        let path = PathBuf::from(format!("/dev/fd/{}", reader.as_raw_fd()));
+        (path, reader, writer)
+    }
+
+    /// FILEs in a folder of their own (the third): `one\ntw`, one missing, the folder itself,
+    /// `o\n`. Read past the two that fail, they are `one\ntwo\n`.
+    pub fn files_and_failures(what: &str) -> [PathBuf; 4] {
+        let dir = path(what);
+        fs::create_dir_all(&dir).unwrap();
+        let (first, second) = (dir.join("first"), dir.join("second"));
+        fs::write(&first, b"one\ntw").unwrap();
+        fs::write(&second, b"o\n").unwrap();
+        [first, dir.join("missing"), dir, second]
     }
 
     /// A file holding `bytes`, open for reading and writing, its name already gone.

@@ -3,7 +3,7 @@
 //!
 //! [`Sources`] is the input side of every binary, as [`Gather`](crate::io::gather::Gather) is the
 //! output side: told what happened (a source opened or not, what a read returned, what a wait
-//! ended on), it says what to do next ([`Next`]), and the sync
+//! ended on), it says what to do next ([`Step`]), and the sync
 //! [`FileInput`](crate::io::FileInput) and async [`AsyncFileInput`](crate::async_io::AsyncFileInput)
 //! only carry that out. The rules, `cat`'s where the contract follows it:
 //!
@@ -19,14 +19,14 @@
 //!   regular file never waits, decoded (`-z`) or not, and a read that a poll just found ready
 //!   need not watch.
 //!
-//! A driver's loop: ask [`Sources::what_next`]; on [`Next::Open`] open the source with
-//! [`input::open`](crate::io::input::open) and tell [`Sources::opened`]; on [`Next::Report`] hand
-//! the error to the driver's [`Failures`](crate::error::Failures); on [`Next::Wait`] wait for either event
+//! A driver's loop ([`Driver`](crate::io::driver::Driver) holds what both drivers do alike): ask
+//! [`Sources::what_next`]; on [`Step::Open`] open the source and tell [`Sources::opened`]; on [`Step::Report`] hand
+//! the error to the driver's [`Failures`](crate::error::Failures); on [`Step::Wait`] wait for either event
 //! (the sync driver with [`fd::wait_readable_unless_reader_gone`](crate::io::fd::wait_readable_unless_reader_gone),
-//! the async one on the reactor) and tell [`Sources::waited`]; on [`Next::Read`] read and tell
-//! [`Sources::read`]; stop at [`Next::End`] or [`Next::ReaderGone`]. Between reads, "is input
-//! waiting?" (asked by [`gather`](crate::io::gather)'s rule) is [`Sources::is_waiting`], or a
-//! poll the driver tells [`Sources::polled`].
+//! the async one on the reactor) and tell [`Sources::waited`]; on [`Step::Read`] read and tell
+//! [`Sources::read`]; stop at [`Step::End`] or [`Step::ReaderGone`]. Between reads, "would a
+//! read return at once?" (asked by [`gather`](crate::io::gather)'s rule) is
+//! [`Sources::is_ready`], or a poll the driver tells [`Sources::polled`].
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -68,7 +68,7 @@ pub struct Opened {
 
 /// What the driver of a [`Sources`] must do next.
 #[derive(Debug)]
-pub enum Next {
+pub enum Step {
     /// Open this source, then tell what was found with [`Sources::opened`].
     Open(Source),
     /// Report this failure and ask again: its source is skipped.
@@ -125,8 +125,8 @@ struct Current {
 #[derive(Debug)]
 pub struct Sources {
     /// Sources not yet opened, in reverse order, so the next one is popped off the end.
-    waiting: Vec<Source>,
-    /// The source being opened, between [`Next::Open`] and [`Sources::opened`].
+    unopened: Vec<Source>,
+    /// The source being opened, between [`Step::Open`] and [`Sources::opened`].
     opening: Option<Source>,
     /// The source open now, if any.
     current: Option<Current>,
@@ -143,19 +143,19 @@ pub struct Sources {
 impl Sources {
     /// The sources named by FILE arguments; no arguments means stdin.
     pub fn new(files: &[PathBuf]) -> Self {
-        let mut waiting: Vec<Source> = files
+        let mut unopened: Vec<Source> = files
             .iter()
             .map(|file| match file.as_path() == Path::new("-") {
                 true => Source::Stdin,
                 false => Source::File(file.clone()),
             })
             .collect();
-        if waiting.is_empty() {
-            waiting.push(Source::Stdin);
+        if unopened.is_empty() {
+            unopened.push(Source::Stdin);
         }
-        waiting.reverse();
+        unopened.reverse();
         Sources {
-            waiting,
+            unopened,
             opening: None,
             current: None,
             to_report: None,
@@ -185,29 +185,29 @@ impl Sources {
     }
 
     /// What the driver must do now.
-    pub fn what_next(&mut self) -> Next {
+    pub fn what_next(&mut self) -> Step {
         if let Some(error) = self.to_report.take() {
-            return Next::Report(error);
+            return Step::Report(error);
         }
         if self.reader_gone {
-            return Next::ReaderGone;
+            return Step::ReaderGone;
         }
         match &self.current {
             Some(current) if self.output_is_pipe && current.how.may_wait() && !current.ready => {
-                Next::Wait
+                Step::Wait
             }
-            Some(_) => Next::Read,
-            None => match self.waiting.pop() {
+            Some(_) => Step::Read,
+            None => match self.unopened.pop() {
                 Some(source) => {
                     self.opening = Some(source.clone());
-                    Next::Open(source)
+                    Step::Open(source)
                 }
-                None => Next::End,
+                None => Step::End,
             },
         }
     }
 
-    /// The driver tried to open the source of [`Next::Open`]: `opening` is its handle and what
+    /// The driver tried to open the source of [`Step::Open`]: `opening` is its handle and what
     /// it found, or why it failed. Returns the handle to read, or `None` when the source is
     /// skipped (and a failure is to be reported).
     pub fn opened<F>(&mut self, opening: io::Result<(F, Opened)>) -> Option<F> {
@@ -260,7 +260,7 @@ impl Sources {
         };
     }
 
-    /// The driver waited as [`Next::Wait`] said: for input, unless `reader_gone`.
+    /// The driver waited as [`Step::Wait`] said: for input, unless `reader_gone`.
     pub fn waited(&mut self, reader_gone: bool) {
         self.reader_gone = reader_gone;
         self.polled(true);
@@ -291,7 +291,7 @@ impl Sources {
     /// does, and with no source open the read opens the next or finds the end. `None` when only
     /// a poll of the open source can tell; the driver tells what it found with
     /// [`polled`](Self::polled).
-    pub fn is_waiting(&self) -> Option<bool> {
+    pub fn is_ready(&self) -> Option<bool> {
         match &self.current {
             Some(current) if !current.how.may_wait() || current.ready => Some(true),
             Some(_) => None,
@@ -299,10 +299,10 @@ impl Sources {
         }
     }
 
-    /// A poll of the open source found input waiting, or not.
-    pub fn polled(&mut self, waiting: bool) {
+    /// A poll of the open source found it ready (input or its end there), or not.
+    pub fn polled(&mut self, ready: bool) {
         if let Some(current) = &mut self.current {
-            current.ready = waiting;
+            current.ready = ready;
         }
     }
 
@@ -334,7 +334,7 @@ mod tests {
     /// Opens the next source, which must be `name`, as `opened`; returns the handle kept.
     fn open(sources: &mut Sources, name: &str, opened: io::Result<Opened>) -> Option<&'static str> {
         match sources.what_next() {
-            Next::Open(source) => assert_eq!(source.name(), name),
+            Step::Open(source) => assert_eq!(source.name(), name),
             other => panic!("{other:?} instead of opening {name}"),
         }
         sources.opened(opened.map(|opened| ("handle", opened)))
@@ -347,7 +347,7 @@ mod tests {
 
     fn reported(sources: &mut Sources) -> String {
         match sources.what_next() {
-            Next::Report(error) => error.to_string(),
+            Step::Report(error) => error.to_string(),
             other => panic!("{other:?} instead of a report"),
         }
     }
@@ -424,22 +424,22 @@ mod tests {
     fn a_poll_that_found_input_spares_the_wait() {
         let mut sources = sources(&["-", "file"]);
         sources.output_is_pipe(true);
-        assert_eq!(sources.is_waiting(), Some(true), "a source is yet to open");
+        assert_eq!(sources.is_ready(), Some(true), "a source is yet to open");
         open(&mut sources, "stdin", Ok(PIPE));
-        assert_eq!(sources.is_waiting(), None, "only a poll can tell");
+        assert_eq!(sources.is_ready(), None, "only a poll can tell");
         sources.polled(true);
-        assert_eq!(sources.is_waiting(), Some(true));
+        assert_eq!(sources.is_ready(), Some(true));
         assert_eq!(next(&mut sources), "Read");
         sources.read(Ok(5));
-        assert_eq!(sources.is_waiting(), None, "the read used what was found");
+        assert_eq!(sources.is_ready(), None, "the read used what was found");
         sources.polled(false);
         assert_eq!(next(&mut sources), "Wait");
         sources.read(Ok(0));
         open(&mut sources, "file", Ok(FILE));
-        assert_eq!(sources.is_waiting(), Some(true), "a regular file always is");
+        assert_eq!(sources.is_ready(), Some(true), "a regular file always is");
         assert_eq!(sources.how(), Some(How::File));
         sources.read(Ok(0));
-        assert_eq!(sources.is_waiting(), Some(true), "the end comes at once");
+        assert_eq!(sources.is_ready(), Some(true), "the end comes at once");
         assert_eq!(sources.how(), None);
     }
 
@@ -473,7 +473,7 @@ mod tests {
             "Read",
             "a file's decoding never waits for input"
         );
-        assert_eq!(sources.is_waiting(), Some(true));
+        assert_eq!(sources.is_ready(), Some(true));
         let bad = io::Error::other("bad");
         sources.decoded(Err(Failure::Decompressing(bad)));
         assert_eq!(sources.read(Ok(0)), None);
@@ -492,11 +492,7 @@ mod tests {
             "sniffed by the decoder"
         );
         assert_eq!(next(&mut sources), "Wait", "its pipe may wait");
-        assert_eq!(
-            sources.is_waiting(),
-            None,
-            "only a poll of its pipe can tell"
-        );
+        assert_eq!(sources.is_ready(), None, "only a poll of its pipe can tell");
         let directory = io::Error::from_raw_os_error(21);
         sources.decoded(Err(Failure::Reading(directory)));
         sources.read(Ok(0));

@@ -9,7 +9,7 @@ use std::thread;
 
 use clap::{Parser, ValueEnum};
 use pipelines::async_io::runtime::Flavor;
-use pipelines::cli::CommonArgs;
+use pipelines::cli::{self, CommonArgs, Request};
 use pipelines::process;
 use pipelines::strategy::{baseline, batched, pipeline, std_baseline, streamer};
 use pipelines_tools::work::{Work, calibrate};
@@ -55,7 +55,10 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    let args: Args = pipelines::cli::parse();
+    let args = match cli::parse::<Args>() {
+        Request::Run(args) => args,
+        Request::Answer(answer) => return process::answer::<Args>(answer),
+    };
     let steps_per_us = args.steps_per_us.unwrap_or_else(calibrate);
     let Some(strategy) = args.strategy.filter(|_| !args.calibrate) else {
         println!("{steps_per_us:.1}");
@@ -67,23 +70,27 @@ fn main() -> ExitCode {
         buffer_size: BUFFER_SIZE,
     };
     match strategy {
-        Strategy::StdBaseline => process::run("work", common, |input, output| {
+        Strategy::StdBaseline => process::filter("work", common, |input, output| {
             std_baseline::run(&buffer, work, input, output)
         }),
         // The current-thread runtime, as their binaries run them.
-        Strategy::Baseline => process::run_async("work", common, Flavor::CurrentThread, |i, o| {
-            baseline::run(&buffer, work, i, o)
-        }),
-        Strategy::Streamer => process::run_async("work", common, Flavor::CurrentThread, |i, o| {
-            streamer::run(&buffer, work, i, o)
-        }),
+        Strategy::Baseline => {
+            process::filter_async("work", common, Flavor::CurrentThread, |i, o| {
+                baseline::run(&buffer, work, i, o)
+            })
+        }
+        Strategy::Streamer => {
+            process::filter_async("work", common, Flavor::CurrentThread, |i, o| {
+                streamer::run(&buffer, work, i, o)
+            })
+        }
         Strategy::Pipeline => {
             let knobs = pipeline::Knobs {
                 batch: args.batch,
                 queue: PIPELINE_QUEUE,
                 clocks: common.stats,
             };
-            process::run_async("work", common, Flavor::MultiThread, |i, o| {
+            process::filter_async("work", common, Flavor::MultiThread, |i, o| {
                 pipeline::run(&knobs, work, i, o)
             })
         }
@@ -97,7 +104,7 @@ fn main() -> ExitCode {
                 queue: threads,
                 clocks: common.stats,
             };
-            process::run("work", common, |input, output| {
+            process::filter("work", common, |input, output| {
                 batched::run(&knobs, work, input, output)
             })
         }
