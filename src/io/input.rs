@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use crate::error::{Error, Failures};
 use crate::frame::Chunk;
-use crate::io::decode::{self, Decoding, Pieces};
+use crate::io::decode::{self, DecodedFile, Decoding};
 use crate::io::fd;
 use crate::io::ranges::{Cut, Cuts, Range, complete_line, line_end_after, read_through, size_hint};
 use crate::io::sources::{How, Next, Opened, Source, Sources};
@@ -47,7 +47,7 @@ pub enum Reading<F> {
     /// Read with `read(2)`, or on the reactor.
     Handle(F),
     /// Taken from the decoder's thread, never waiting for input (a regular file's).
-    Pieces(Pieces),
+    Pieces(DecodedFile),
 }
 
 impl<F> Reading<F> {
