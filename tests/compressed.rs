@@ -450,7 +450,7 @@ fn bad_compressed_input_is_one_line_and_the_next_file_is_read() {
             "checksum.xz",
             flipped(&xz_text, 32),
             "data error",
-            Before::Prefix,
+            Before::Whole,
         ),
         (
             "garbage.xz",

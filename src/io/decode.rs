@@ -1073,7 +1073,7 @@ mod tests {
                 "premature eof",
                 Before::Whole,
             ),
-            (bad_xz_check, "lzma data error", Before::Prefix),
+            (bad_xz_check, "lzma data error", Before::Whole),
             (
                 [&xz_text[..], b"garbage, longer than a stream header"].concat(),
                 "",
