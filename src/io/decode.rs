@@ -454,28 +454,28 @@ fn run(mut source: Undecoded, format: Option<Format>, out: &mut impl Out) -> Res
         None => sniff_stream(&mut source)?,
     };
     let input = Cursor::new(start).chain(source);
-    let buffered = BufReader::with_capacity(BUFFER, input);
+    let buffered = |input| BufReader::with_capacity(BUFFER, input);
     let decompressing = |error: io::Error| Failure::Decompressing(error);
     match format {
         Format::Gzip => {
-            let decoder = MultiGzDecoder::new(buffered);
+            let decoder = MultiGzDecoder::new(buffered(input));
             pump(decoder, |decoder| decoder.get_mut().get_mut(), out)
         }
         Format::Zstd => {
-            let decoder =
-                zstd::stream::read::Decoder::with_buffer(buffered).map_err(decompressing)?;
+            let decoder = zstd::stream::read::Decoder::with_buffer(buffered(input));
+            let decoder = decoder.map_err(decompressing)?;
             pump(decoder, |decoder| decoder.get_mut().get_mut(), out)
         }
         Format::Xz => {
-            let decoder = XzStreams::new(buffered).map_err(decompressing)?;
+            let decoder = XzStreams::new(buffered(input)).map_err(decompressing)?;
             pump(decoder, |decoder| decoder.input.get_mut(), out)
         }
         Format::Bzip2 => {
-            let decoder = bzip2::bufread::MultiBzDecoder::new(buffered);
+            let decoder = bzip2::bufread::MultiBzDecoder::new(buffered(input));
             pump(decoder, |decoder| decoder.get_mut().get_mut(), out)
         }
-        Format::Lz4 => pump(Lz4Frames::new(buffered), Lz4Frames::source, out),
-        Format::Plain => pump(buffered.into_inner(), |input| input, out),
+        Format::Lz4 => pump(Lz4Frames::new(buffered(input)), Lz4Frames::source, out),
+        Format::Plain => pump(input, |input| input, out),
     }
 }
 
