@@ -9,10 +9,19 @@
 #   `zcat F.gz | X`, `pigz -dc F.gz | X`, `X -z F.gz`; `zstd -dc F.zst | X`, `X -z F.zst`;
 #   each decoder alone to /dev/null as the reference: zcat, pigz, zstd, and tools' `decode`, the
 #   crates the binaries decode with, in the same pieces, alone: the floor of `X -z`;
+# the other formats for `batched` alone, beside each tool's own decoder (`pzstd`'s files, a
+# skippable frame before each frame; `xz -T1`; `bzip2 -9`; `lz4`): `TOOL -dc F`,
+# `TOOL -dc F | batched`, `batched -z F`;
 # and the peak RSS of `batched -z` on a gzip file of short lines (1 GB decoded at full size).
 # Every output is checked identical first. Appends its tables to the file named by $1.
 #
-# Needs gzip, pigz, zstd and /usr/bin/time: sudo apt-get install gzip pigz zstd time
+# Needs gzip, pigz, zstd (pzstd), xz, bzip2, lz4 and /usr/bin/time:
+# sudo apt-get install gzip pigz zstd xz-utils bzip2 lz4 time
+
+# Each format: its file's extension, and the command that makes it.
+declare -A COMPRESSED_EXTENSION=([gzip]=gz [zstd]=zst [pzstd]=pzst [xz]=xz [bzip2]=bz2 [lz4]=lz4)
+declare -A COMPRESSOR=([gzip]="gzip -6 -n -c" [zstd]="zstd -3 -q -c" [pzstd]="pzstd -3 -p 2 -q -c"
+    [xz]="xz -6 -T1 -c" [bzip2]="bzip2 -9 -c" [lz4]="lz4 -q -c")
 
 COMPRESSED_BYTES=$((TEXT_BYTES / 4))
 
@@ -21,16 +30,20 @@ mib() { if (($1 >> 20)); then echo "$(($1 >> 20)) MiB"; else echo "$(($1 >> 10))
 
 # compressed_section TABLE: times the compressed pipes and appends the tables to TABLE.
 compressed_section() {
-    local table=$1 text file gz zst labels=() commands=() variant cmd i json
+    local table=$1 text file gz zst compressed labels=() commands=() variant cmd i json
     require pigz "sudo apt-get install pigz"
     require zstd "sudo apt-get install zstd"
+    require pzstd "sudo apt-get install zstd"
+    require xz "sudo apt-get install xz-utils"
+    require bzip2 "sudo apt-get install bzip2"
+    require lz4 "sudo apt-get install lz4"
     require /usr/bin/time "sudo apt-get install time"
     for text in logs man; do
         file=$(text_file "$text" "$COMPRESSED_BYTES")
         gz=$file.gz zst=$file.zst
-        [[ -f $gz ]] || gzip -6 -n -c "$file" > "$gz"
-        [[ -f $zst ]] || zstd -3 -q -c "$file" > "$zst"
-        for format in gzip zstd; do
+        for format in gzip zstd pzstd xz bzip2 lz4; do
+            compressed=$file.${COMPRESSED_EXTENSION[$format]}
+            [[ -f $compressed ]] || ${COMPRESSOR[$format]} "$file" > "$compressed"
             labels=() commands=()
             case $format in
                 gzip)
@@ -40,6 +53,10 @@ compressed_section() {
                 zstd)
                     labels+=("decode (zstd crate) alone" "zstd -dc alone")
                     commands+=("$(q "$BIN_DIR/decode") $(q "$zst")" "zstd -dc $(q "$zst")")
+                    ;;
+                *)
+                    labels+=("$format -dc alone")
+                    commands+=("$format -q -dc $(q "$compressed")")
                     ;;
             esac
             local checks=()
@@ -55,6 +72,12 @@ compressed_section() {
                         labels+=("zstd -dc F.zst | $variant" "$variant -z F.zst")
                         commands+=("zstd -dc $(q "$zst") | $cmd" "$cmd -z $(q "$zst")")
                         ;;
+                    *)
+                        # The other formats' cost is their decoder's: one binary shows it.
+                        [[ $variant == batched ]] || continue
+                        labels+=("$format -dc F | $variant" "$variant -z F")
+                        commands+=("$format -q -dc $(q "$compressed") | $cmd" "$cmd -z $(q "$compressed")")
+                        ;;
                 esac
                 checks+=("${commands[@]: -1}" "${commands[@]: -2:1}")
             done < <(variants)
@@ -67,8 +90,8 @@ compressed_section() {
                 echo "## $(basename "$file"), $format: the decoders alone, \`DECODER F | X\` and \`X -z F\`"
                 echo
                 echo "F is $(basename "$file"), the first $(mib "$COMPRESSED_BYTES") of the $text text (a quarter of the tables above)," \
-                    "compressed with $([[ $format == gzip ]] && echo 'gzip -6' || echo 'zstd -3')" \
-                    "($(stat -c %s "$([[ $format == gzip ]] && echo "$gz" || echo "$zst")") bytes); MiB/s counts decoded bytes." \
+                    "compressed with \`${COMPRESSOR[$format]}\`" \
+                    "($(stat -c %s "$compressed") bytes); MiB/s counts decoded bytes." \
                     "\`pipeline --batch 1\` is left out here: the tables above have its per-line cost."
                 echo
                 "$REPORT" table --bytes "$(stat -c %s "$file")" --reference "${labels[0]}" "$json"

@@ -1,7 +1,7 @@
-//! `-z` (docs/CONTRACT.md §12): gzip and zstd sources decoded, through every binary, byte for byte
-//! against the reference model applied to the decoded bytes. Compressed data is made here, with
-//! the crates the binaries decode with, and with the `gzip` and `zstd` tools where their own
-//! output matters.
+//! `-z` (docs/CONTRACT.md §12): gzip, zstd, xz, bzip2 and LZ4 sources decoded, through every
+//! binary, byte for byte against the reference model applied to the decoded bytes. Compressed data
+//! is made here, with the crates the binaries decode with, and with the tools themselves (`gzip`,
+//! `pigz`, `zstd`, `pzstd`, `xz`, `bzip2`, `lz4`) where their own output matters.
 
 mod common;
 
@@ -54,7 +54,33 @@ fn zstd(bytes: &[u8]) -> Vec<u8> {
     encoder.finish().unwrap()
 }
 
-/// A zstd skippable frame holding `bytes`, which a decoder skips.
+fn xz(bytes: &[u8]) -> Vec<u8> {
+    let mut encoder = liblzma::write::XzEncoder::new(Vec::new(), 1);
+    encoder.write_all(bytes).unwrap();
+    encoder.finish().unwrap()
+}
+
+fn bzip2(bytes: &[u8]) -> Vec<u8> {
+    let mut encoder = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::fast());
+    encoder.write_all(bytes).unwrap();
+    encoder.finish().unwrap()
+}
+
+/// One LZ4 frame of `bytes`, with a content checksum.
+fn lz4(bytes: &[u8]) -> Vec<u8> {
+    let info = lz4_flex::frame::FrameInfo::new().content_checksum(true);
+    let mut encoder = lz4_flex::frame::FrameEncoder::with_frame_info(info, Vec::new());
+    encoder.write_all(bytes).unwrap();
+    encoder.finish().unwrap()
+}
+
+/// Compresses bytes into one stream of a format.
+type Encoder = fn(&[u8]) -> Vec<u8>;
+
+/// Each format's encoder.
+const ENCODERS: [Encoder; 5] = [gzip, zstd, xz, bzip2, lz4];
+
+/// A zstd (and LZ4) skippable frame holding `bytes`, which a decoder skips.
 fn skippable(bytes: &[u8]) -> Vec<u8> {
     let mut frame = vec![0x50, 0x2a, 0x4d, 0x18];
     frame.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
@@ -99,22 +125,54 @@ fn assert_decodes<S: AsRef<std::ffi::OsStr>>(
     );
 }
 
-/// docs/CONTRACT.md §12.1: every gzip member and every zstd frame, skippable frames skipped, from
-/// a FILE and from stdin.
+/// docs/CONTRACT.md §12.1: every gzip member, zstd frame, xz stream, bzip2 stream and LZ4 frame,
+/// skippable frames skipped, from a FILE and from stdin.
 #[test]
 fn every_member_and_every_frame_is_decoded() {
     let text = text(3000);
     let (half, rest) = text.split_at(text.len() / 2 + 11);
-    let members = [gzip(half), gzip(b""), gzip(rest)].concat();
-    let frames = [zstd(half), skippable(b"not text"), zstd(rest)].concat();
-    let files = [
-        scratch_file("members.gz", &members),
-        scratch_file("frames.zst", &frames),
-    ];
-    for variant in boundaries() {
-        for (file, bytes) in files.iter().zip([&members, &frames]) {
-            assert_decodes(variant, &[file], b"", &text);
+    let mut sources: Vec<Vec<u8>> = ENCODERS
+        .iter()
+        .map(|encode| [encode(half), encode(b""), encode(rest)].concat())
+        .collect();
+    sources.push([zstd(half), skippable(b"not text"), zstd(rest)].concat());
+    sources.push([lz4(half), skippable(b"not text"), lz4(rest), skippable(b"")].concat());
+    for (n, bytes) in sources.iter().enumerate() {
+        let file = scratch_file(&format!("streams-{n}"), bytes);
+        for variant in boundaries() {
+            assert_decodes(variant, &[&file], b"", &text);
             assert_decodes::<&str>(variant, &[], bytes, &text);
+        }
+    }
+}
+
+/// docs/CONTRACT.md §12.1: a skippable frame first (as `pzstd` writes one before each frame),
+/// between frames, last, or alone, from a FILE and from stdin: the frame after it says what the
+/// source holds; skippable frames alone are empty, as `zstd -dc` finds them.
+#[test]
+fn skippable_frames_first_between_last_and_alone() {
+    let text = text(500);
+    let (half, rest) = text.split_at(text.len() / 3);
+    let (empty, short, long) = (skippable(b""), skippable(b"s"), skippable(&[b'\n'; 5000]));
+    let cases: [(Vec<u8>, &[u8]); 6] = [
+        (
+            [&short[..], &zstd(half), &long, &zstd(rest), &empty].concat(),
+            &text,
+        ),
+        (
+            [&empty[..], &long, &lz4(half), &short, &lz4(rest)].concat(),
+            &text,
+        ),
+        ([&long[..], &zstd(&text)].concat(), &text),
+        ([&zstd(&text)[..], &short].concat(), &text),
+        (empty.clone(), b""),
+        ([&long[..], &short, &empty].concat(), b""),
+    ];
+    for (n, (bytes, decoded)) in cases.iter().enumerate() {
+        let file = scratch_file(&format!("skippable-{n}"), bytes);
+        for variant in boundaries() {
+            assert_decodes(variant, &[&file], b"", decoded);
+            assert_decodes::<&str>(variant, &[], bytes, decoded);
         }
     }
 }
@@ -166,21 +224,32 @@ fn stdin_that_is_a_file_is_sniffed_where_it_stands() {
     }
 }
 
-/// docs/CONTRACT.md §12.1: what `gzip`, `pigz` and `zstd` themselves write, concatenated files
-/// included.
+/// docs/CONTRACT.md §12.1: what `gzip`, `pigz`, `zstd`, `pzstd` (a skippable frame before each
+/// zstd frame), `xz` (one block, and several blocks from its threads), `bzip2` and `lz4` themselves
+/// write, concatenated files included.
 #[test]
 fn the_tools_own_output_is_decoded() {
-    let text = text(2000);
+    // More than one of xz's blocks at the size given; a file twice holds two of pzstd's frames.
+    let text = text(10_000);
     let plain = scratch_file("tools.txt", &text);
     let mut compressed = Vec::new();
-    for (tool, args) in [
-        ("gzip", &["-6", "-c"][..]),
-        ("pigz", &["-c"]),
-        ("zstd", &["-3", "-c", "-q"]),
+    for (tool, package, args) in [
+        ("gzip", "gzip", &["-6", "-c"][..]),
+        ("pigz", "pigz", &["-c"]),
+        ("zstd", "zstd", &["-3", "-c", "-q"]),
+        ("pzstd", "zstd", &["-p", "2", "-c", "-q"]),
+        ("xz", "xz-utils", &["-c"]),
+        ("xz", "xz-utils", &["-T2", "--block-size=100KiB", "-c"]),
+        ("bzip2", "bzip2", &["-c", "-1"]),
+        ("lz4", "lz4", &["-c", "-q"]),
     ] {
         match Command::new(tool).args(args).arg(&plain).output() {
             Ok(out) if out.status.success() => compressed.push(out.stdout),
-            _ => return skip(&format!("{tool} is not installed (apt-get install {tool})")),
+            _ => {
+                return skip(&format!(
+                    "{tool} is not installed (apt-get install {package})"
+                ));
+            }
         }
     }
     let twice = [&text[..], &text].concat();
@@ -339,8 +408,8 @@ fn assert_fails_after(
 }
 
 /// docs/CONTRACT.md §12.3: corrupt, truncated, a bad checksum, garbage after the last member, a
-/// window larger than zstd's limit: one line, exit 1, the bytes decoded before written, the next
-/// FILE still read.
+/// window larger than zstd's limit, in each format: one line, exit 1, the bytes decoded before
+/// written, the next FILE still read.
 #[test]
 fn bad_compressed_input_is_one_line_and_the_next_file_is_read() {
     // Decoded, more than one piece of a FILE's decoding: the fault may come in any.
@@ -358,8 +427,73 @@ fn bad_compressed_input_is_one_line_and_the_next_file_is_read() {
     wide.long_distance_matching(true).unwrap();
     wide.write_all(&text).unwrap();
     let wide = wide.finish().unwrap();
+    let (xz_text, bzip2_text, lz4_text) = (xz(&text), bzip2(&text), lz4(&text));
+    let flipped = |bytes: &[u8], from_end: usize| {
+        let mut bytes = bytes.to_vec();
+        let at = bytes.len() - from_end;
+        bytes[at] ^= 1;
+        bytes
+    };
     // (name, bytes, a word of the reason, what of the text comes out first)
-    let cases: [(&str, Vec<u8>, &str, Before); 7] = [
+    let cases: [(&str, Vec<u8>, &str, Before); 16] = [
+        (
+            "truncated.xz",
+            xz_text[..xz_text.len() - 3].to_vec(),
+            "premature eof",
+            Before::Whole,
+        ),
+        // The CRC-64 before the index and the stream footer.
+        (
+            "checksum.xz",
+            flipped(&xz_text, 32),
+            "data error",
+            Before::Whole,
+        ),
+        (
+            "garbage.xz",
+            [&xz_text[..], b"this is no xz stream header"].concat(),
+            "",
+            Before::Whole,
+        ),
+        (
+            "cut.bz2",
+            bzip2_text[..bzip2_text.len() / 2].to_vec(),
+            "EOF",
+            Before::Prefix,
+        ),
+        // The stream's CRC, bits before its end: the bzip2 crate gives none of the bytes decoded
+        // by the call that finds it.
+        (
+            "checksum.bz2",
+            flipped(&bzip2_text, 2),
+            "invalid data",
+            Before::Prefix,
+        ),
+        (
+            "garbage.bz2",
+            [&bzip2_text[..], b"garbage"].concat(),
+            "header missing",
+            Before::Whole,
+        ),
+        // Its end mark and content checksum cut off: the input ends between blocks.
+        (
+            "truncated.lz4",
+            lz4_text[..lz4_text.len() - 8].to_vec(),
+            "incomplete frame",
+            Before::Whole,
+        ),
+        (
+            "checksum.lz4",
+            flipped(&lz4_text, 1),
+            "Checksum",
+            Before::Whole,
+        ),
+        (
+            "garbage.lz4",
+            [&lz4_text[..], b"garbage"].concat(),
+            "WrongMagicNumber",
+            Before::Whole,
+        ),
         ("corrupt.gz", corrupt, "", Before::Other),
         (
             "truncated.gz",
@@ -490,10 +624,22 @@ fn mutated(mut bytes: Vec<u8>, edits: &[(f64, u8, u8)]) -> Vec<u8> {
 /// where they find one.
 fn decoded(input: &[u8]) -> std::io::Result<Vec<u8>> {
     let mut decoded = Vec::new();
-    if input.starts_with(&[0x1f, 0x8b]) {
+    let starts = |magic: &[u8]| input.starts_with(magic);
+    if starts(&[0x1f, 0x8b]) {
         flate2::read::MultiGzDecoder::new(input).read_to_end(&mut decoded)?;
-    } else if input.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+    } else if starts(&[0x28, 0xb5, 0x2f, 0xfd]) {
         zstd::Decoder::new(input)?.read_to_end(&mut decoded)?;
+    } else if starts(b"\xfd7zXZ\x00") {
+        liblzma::read::XzDecoder::new_multi_decoder(input).read_to_end(&mut decoded)?;
+    } else if starts(b"BZh")
+        && input.len() >= 10
+        && matches!(input[3], b'1'..=b'9')
+        && [&b"1AY&SY"[..], b"\x17\x72\x45\x38\x50\x90"].contains(&&input[4..10])
+    {
+        bzip2::read::MultiBzDecoder::new(input).read_to_end(&mut decoded)?;
+    } else if starts(&[0x04, 0x22, 0x4d, 0x18]) {
+        // One frame, as every damaged input here begins with.
+        lz4_flex::frame::FrameDecoder::new(input).read_to_end(&mut decoded)?;
     } else {
         // A damaged magic: read as it is (§12.1).
         decoded.extend_from_slice(input);
@@ -504,19 +650,20 @@ fn decoded(input: &[u8]) -> std::io::Result<Vec<u8>> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
 
-    /// docs/CONTRACT.md §12.3 and §5.3: random and damaged compressed input never panics: exit 0
-    /// with the decoded bytes rendered, or exit 1 with one well-formed line.
+    /// docs/CONTRACT.md §12.3 and §5.3: random and damaged compressed input of every format never
+    /// panics: exit 0 with the decoded bytes rendered, or exit 1 with one well-formed line.
     #[test]
     fn damaged_input_is_a_clean_failure(
         text in line_soup(2000),
-        zstd_first in any::<bool>(),
+        format in 0..ENCODERS.len(),
         edits in prop::collection::vec((0.0..1.0f64, any::<u8>(), any::<u8>()), 0..4),
         noise in prop::collection::vec(any::<u8>(), 0..64),
     ) {
-        let compressed = if zstd_first { zstd(&text) } else { gzip(&text) };
-        let magic = if zstd_first { &[0x28, 0xb5, 0x2f, 0xfd][..] } else { &[0x1f, 0x8b] };
-        for input in [mutated(compressed, &edits), [magic, &noise].concat()] {
-            // From stdin, through the decoder's pipe, and as a FILE, in pieces.
+        let compressed = ENCODERS[format](&text);
+        // The format's magic, then noise.
+        let magic = &compressed[..compressed.len().min(10)];
+        for input in [mutated(compressed.clone(), &edits), [magic, &noise].concat()] {
+            // From stdin, through the decoder's pipe, and as a FILE, in buffers.
             let file = scratch_file("damaged", &input);
             let ways = defaults().flat_map(|variant| {
                 [(variant, &[][..]), (variant, std::slice::from_ref(&file))]

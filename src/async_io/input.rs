@@ -181,7 +181,7 @@ impl AsyncInput for AsyncFileInput {
                         Some(Reading::Handle(file)) => AsyncReadExt::read_buf(file, buf).await,
                         // Taken inline, as a regular file is read: the decoder's next piece is
                         // never long in coming.
-                        Some(Reading::Pieces(pieces)) => {
+                        Some(Reading::Decoded(pieces)) => {
                             Ok(pieces.read_with(|bytes| put_fitting(buf, bytes)))
                         }
                     };

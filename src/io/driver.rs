@@ -9,7 +9,7 @@ use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use crate::error::{Error, Failures};
-use crate::io::decode::{self, Decoding, Pieces};
+use crate::io::decode::{self, DecodedFile, Decoding};
 use crate::io::fd;
 use crate::io::sources::{How, Opened, Source, Sources, Step};
 
@@ -45,7 +45,7 @@ pub enum Reading<F> {
     /// Read with `read(2)`, or on the reactor.
     Handle(F),
     /// Taken from the decoder's thread, never waiting for input (a regular file's).
-    Pieces(Pieces),
+    Decoded(DecodedFile),
 }
 
 impl<F> Reading<F> {
@@ -53,7 +53,7 @@ impl<F> Reading<F> {
     pub fn handle(&self) -> Option<&F> {
         match self {
             Reading::Handle(handle) => Some(handle),
-            Reading::Pieces(_) => None,
+            Reading::Decoded(_) => None,
         }
     }
 }
@@ -143,7 +143,7 @@ impl<F> Driver<F> {
             Some(How::Decoded(None)) => decode::decode(file)
                 .map(|(pipe, decoding)| (Reading::Handle((self.handle)(pipe)), Some(decoding))),
             Some(How::Decoded(Some(format))) => decode::decode_file(file, format)
-                .map(|(pieces, decoding)| (Reading::Pieces(pieces), Some(decoding))),
+                .map(|(pieces, decoding)| (Reading::Decoded(pieces), Some(decoding))),
             _ => Ok((Reading::Handle((self.handle)(file)), None)),
         };
         match started {
@@ -235,7 +235,7 @@ mod tests {
                     let mut buf = [0; 3];
                     let read = match driver.current_mut().unwrap() {
                         Reading::Handle(file) => file.read(&mut buf),
-                        Reading::Pieces(pieces) => Ok(pieces.read(&mut buf)),
+                        Reading::Decoded(pieces) => Ok(pieces.read(&mut buf)),
                     };
                     if let Some(n) = driver.tell_read(read) {
                         bytes.extend_from_slice(&buf[..n]);

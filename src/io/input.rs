@@ -75,7 +75,7 @@ impl Input for FileInput {
         while let Some(reading) = self.until_read(true)? {
             let read = match reading {
                 Reading::Handle(file) => fd::read(file, buf),
-                Reading::Pieces(pieces) => Ok(pieces.read(buf)),
+                Reading::Decoded(pieces) => Ok(pieces.read(buf)),
             };
             if let Some(n) = self.driver.tell_read(read) {
                 return Ok(n);

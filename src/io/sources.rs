@@ -170,11 +170,11 @@ impl Sources {
         self.output_is_pipe = is_pipe;
     }
 
-    /// With `decompress` (`-z`), each source that begins as gzip or zstd does is decoded, and any
-    /// other is read as it is: a regular file is sniffed when it opens and, when compressed,
-    /// decoded in memory as a whole (never read in ranges); a stream, whose bytes can be read
-    /// only once, goes through the decoder's pipe, the decoder sniffing it and passing plain
-    /// bytes on.
+    /// With `decompress` (`-z`), each source that begins as a compressed format does
+    /// ([`decode`](crate::io::decode)) is decoded, and any other is read as it is: a regular
+    /// file is sniffed when it opens and, when compressed, decoded in memory as a whole (never
+    /// read in ranges); a stream, whose bytes can be read only once, goes through the decoder's
+    /// pipe, the decoder sniffing it and passing plain bytes on.
     pub fn decompress(&mut self, decompress: bool) {
         self.decompress = decompress;
     }
