@@ -417,7 +417,7 @@ fn a_read_error_in_a_range_is_reported_and_the_file_skipped() {
         fn read(&mut self, _: &mut [u8]) -> Result<usize, Error> {
             Ok(0)
         }
-        fn has_waiting(&mut self) -> bool {
+        fn is_ready(&mut self) -> bool {
             true
         }
     }

@@ -426,8 +426,8 @@ fn a_socket_pair_and_a_file() {
         fn read(&mut self, buf: &mut [u8]) -> Result<usize, Error> {
             Read::read(&mut self.0, buf).map_err(|error| Error::new("reading", error))
         }
-        fn has_waiting(&mut self) -> bool {
-            fd::is_waiting(self.0.as_fd())
+        fn is_ready(&mut self) -> bool {
+            fd::is_ready(self.0.as_fd())
         }
     }
     let knobs = strategy::std_baseline::Knobs { buffer_size: 4096 };

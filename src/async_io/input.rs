@@ -31,7 +31,7 @@ pub trait AsyncInput: Send {
 
     /// Whether a read now would return at once. When not, output held back for batching must go
     /// out first, or a live line would be stuck.
-    fn has_waiting(&mut self) -> bool;
+    fn is_ready(&mut self) -> bool;
 
     /// The input as a stream of lines, each without its `\n`, read `read_size` bytes at a time.
     /// Each line is split off the read buffer, not copied.
@@ -53,7 +53,7 @@ impl<B: AsRef<[u8]> + Send> AsyncInput for Memory<B> {
         self.read_with(|unread| Ok(put_fitting(buf, unread)))
     }
 
-    fn has_waiting(&mut self) -> bool {
+    fn is_ready(&mut self) -> bool {
         true
     }
 }
@@ -145,7 +145,7 @@ impl AsyncFileInput {
 fn poll_wait(file: &AsyncFd<File>, watch: &AsyncFd<OwnedFd>, cx: &mut Context<'_>) -> Poll<bool> {
     loop {
         match file.poll_read_ready(cx) {
-            Poll::Ready(Ok(mut ready)) => match fd::is_waiting(file.as_fd()) {
+            Poll::Ready(Ok(mut ready)) => match fd::is_ready(file.as_fd()) {
                 true => return Poll::Ready(false),
                 false => ready.clear_ready(),
             },
@@ -194,8 +194,8 @@ impl AsyncInput for AsyncFileInput {
         }
     }
 
-    fn has_waiting(&mut self) -> bool {
-        self.driver.is_ready(|file| fd::is_waiting(file.as_fd()))
+    fn is_ready(&mut self) -> bool {
+        self.driver.is_ready(|file| fd::is_ready(file.as_fd()))
     }
 }
 
@@ -287,7 +287,7 @@ mod tests {
     #[test]
     fn memory_is_always_ready() {
         let mut input = Memory::new(&b"a\nb"[..]);
-        assert!(AsyncInput::has_waiting(&mut input));
+        assert!(AsyncInput::is_ready(&mut input));
         let lines: Vec<_> = on_runtime(input.lines(1).map(|line| line.unwrap()).collect());
         assert_eq!(lines, [&b"a"[..], b"b"]);
     }

@@ -50,7 +50,7 @@ impl<W: AsyncWrite + Unpin> AsyncOutput<W> {
 
     /// Writes what is pending if it is due before the next read of `input`: call before each.
     pub async fn flush_if_due(&mut self, input: &mut impl AsyncInput) -> Result<(), Error> {
-        self.gather.flush_if_due(|| input.has_waiting());
+        self.gather.flush_if_due(|| input.is_ready());
         poll_fn(|cx| self.poll_carry_out(cx)).await
     }
 
@@ -137,7 +137,7 @@ mod tests {
             Ok(0)
         }
 
-        fn has_waiting(&mut self) -> bool {
+        fn is_ready(&mut self) -> bool {
             false
         }
     }

@@ -65,12 +65,12 @@ fn poll_until_ready(fds: &mut [PollFd<'_>], timeout: Option<&Timespec>) -> rusti
 }
 
 /// Whether a read of `fd` now would return at once, with bytes or at the end.
-pub fn is_waiting(fd: BorrowedFd<'_>) -> bool {
-    is_waiting_within(fd, Duration::ZERO)
+pub fn is_ready(fd: BorrowedFd<'_>) -> bool {
+    is_ready_within(fd, Duration::ZERO)
 }
 
 /// Whether a read of `fd` would return at once within `timeout`, waiting that long at most.
-pub fn is_waiting_within(fd: BorrowedFd<'_>, timeout: Duration) -> bool {
+pub fn is_ready_within(fd: BorrowedFd<'_>, timeout: Duration) -> bool {
     let mut fds = [PollFd::new(&fd, PollFlags::IN)];
     let timeout = Timespec {
         tv_sec: timeout.as_secs() as i64,
@@ -212,11 +212,11 @@ mod tests {
     fn waiting_input_and_a_gone_reader() {
         within("the waits", || {
             let (reader, writer) = pipe().unwrap();
-            assert!(!is_waiting(reader.as_fd()));
-            assert!(!is_waiting_within(reader.as_fd(), Duration::from_millis(1)));
+            assert!(!is_ready(reader.as_fd()));
+            assert!(!is_ready_within(reader.as_fd(), Duration::from_millis(1)));
             rustix::io::write(&writer, b"x").unwrap();
-            assert!(is_waiting(reader.as_fd()));
-            assert!(is_waiting_within(reader.as_fd(), Duration::from_secs(60)));
+            assert!(is_ready(reader.as_fd()));
+            assert!(is_ready_within(reader.as_fd(), Duration::from_secs(60)));
             assert!(wait_readable_unless_reader_gone(
                 reader.as_fd(),
                 writer.as_fd()

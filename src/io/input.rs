@@ -84,13 +84,13 @@ impl Input for FileInput {
         Ok(0)
     }
 
-    fn waits_within(&mut self, timeout: Duration) -> bool {
+    fn is_ready_within(&mut self, timeout: Duration) -> bool {
         self.driver
-            .is_ready(|file| fd::is_waiting_within(file.as_fd(), timeout))
+            .is_ready(|file| fd::is_ready_within(file.as_fd(), timeout))
     }
 
-    fn has_waiting(&mut self) -> bool {
-        self.waits_within(Duration::ZERO)
+    fn is_ready(&mut self) -> bool {
+        self.is_ready_within(Duration::ZERO)
     }
 }
 
@@ -181,19 +181,19 @@ mod tests {
         let file = testing::path("input");
         std::fs::write(&file, b"from a file\n").unwrap();
         let mut input = FileInput::new(Sources::new(&[file.clone(), path]), None);
-        assert!(input.has_waiting(), "a source is yet to be opened");
+        assert!(input.is_ready(), "a source is yet to be opened");
         let mut buf = [0; 64];
         assert_eq!(input.read(&mut buf).unwrap(), 12);
-        assert!(input.has_waiting(), "the file's end, then the pipe");
+        assert!(input.is_ready(), "the file's end, then the pipe");
         writer.write_all(b"piped").unwrap();
         // Each read returns at once: input is there, or its end.
         let (read, mut input) = within("a read of waiting input", move || {
             (input.read(&mut buf).unwrap(), input)
         });
         assert_eq!(read, 5, "the file ended, the pipe is read");
-        assert!(!input.has_waiting(), "the pipe is open and empty");
+        assert!(!input.is_ready(), "the pipe is open and empty");
         drop(writer);
-        assert!(input.has_waiting(), "the end is there");
+        assert!(input.is_ready(), "the end is there");
         let end = within("a read of the end", move || {
             input.read(&mut [0; 64]).unwrap()
         });

@@ -48,14 +48,14 @@ pub trait Input {
 
     /// Whether a read now would return at once. When not, output held back for batching must go
     /// out first, or a live line would be stuck.
-    fn has_waiting(&mut self) -> bool;
+    fn is_ready(&mut self) -> bool;
 
     /// Whether a read would return at once within `timeout`, waiting that long at most: for a
     /// reader that has just handed work to another thread and may wait a moment for more input
     /// before it must write that work out.
-    fn waits_within(&mut self, timeout: Duration) -> bool {
+    fn is_ready_within(&mut self, timeout: Duration) -> bool {
         let _ = timeout;
-        self.has_waiting()
+        self.is_ready()
     }
 }
 
@@ -121,7 +121,7 @@ impl<B: AsRef<[u8]>> Input for Memory<B> {
         self.read_with(|unread| Read::read(unread, buf).context("reading input"))
     }
 
-    fn has_waiting(&mut self) -> bool {
+    fn is_ready(&mut self) -> bool {
         true
     }
 }

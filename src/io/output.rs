@@ -54,7 +54,7 @@ impl<W: Write> Output<W> {
 
     /// Writes what is pending if it is due before the next read of `input`: call before each.
     pub fn flush_if_due(&mut self, input: &mut impl Input) -> Result<(), Error> {
-        self.gather.flush_if_due(|| input.has_waiting());
+        self.gather.flush_if_due(|| input.is_ready());
         self.carry_out()
     }
 
@@ -138,7 +138,7 @@ mod tests {
             Ok(0)
         }
 
-        fn has_waiting(&mut self) -> bool {
+        fn is_ready(&mut self) -> bool {
             self.asked += 1;
             self.waiting
         }

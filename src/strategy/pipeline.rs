@@ -94,7 +94,7 @@ async fn read(
             unmarked = true;
         }
         // What the writer holds unwritten, and any short batch here, go when input is idle.
-        if is_due_idle(unmarked || bytes_in > bytes_sent, || input.has_waiting()) {
+        if is_due_idle(unmarked || bytes_in > bytes_sent, || input.is_ready()) {
             let short = buffer.take_complete();
             bytes_sent += short.as_ref().map_or(0, |short| short.len() as u64);
             if short.is_some() || unmarked {

@@ -225,7 +225,7 @@ fn hand_on<W: Write, T: Transform>(
     chunk: &mut Chunk,
     flight: &mut Flight<W, T>,
 ) -> Result<(), Error> {
-    if !is_due(chunk.bytes().len(), size, || input.has_waiting()) {
+    if !is_due(chunk.bytes().len(), size, || input.is_ready()) {
         return Ok(());
     }
     if chunk.is_full() || chunk.bytes().len() > MOST_RENDERED_HERE {
@@ -247,10 +247,9 @@ fn hand_on<W: Write, T: Transform>(
     Ok(())
 }
 
-/// Whether no input comes within [`BURST_GAP`], waiting that long at most: `waits_within` says
-/// whether some does (input waiting to be read, not a read that would wait).
+/// Whether no input comes within [`BURST_GAP`], waiting that long at most.
 fn idles(input: &mut impl RangedInput) -> bool {
-    !input.waits_within(BURST_GAP)
+    !input.is_ready_within(BURST_GAP)
 }
 
 #[cfg(test)]
