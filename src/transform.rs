@@ -108,3 +108,97 @@ impl Transform for SpaceCount {
         Ok(kernel::render_shared(line))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `T`'s own `most_added` and `render_line`, with every other method the trait's default.
+    struct LineByLine<T>(T);
+
+    impl<T: Transform> Transform for LineByLine<T> {
+        fn most_added(&self) -> usize {
+            self.0.most_added()
+        }
+
+        fn render_line(&self, out: &mut Vec<u8>, line: &[u8]) {
+            self.0.render_line(out, line);
+        }
+    }
+
+    /// A line between `<` and `>`: what a default chunk rendering makes of each line is plain.
+    struct Angles;
+
+    impl Transform for Angles {
+        fn most_added(&self) -> usize {
+            3
+        }
+
+        fn render_line(&self, out: &mut Vec<u8>, line: &[u8]) {
+            out.push(b'<');
+            out.extend_from_slice(line);
+            out.extend_from_slice(b">\n");
+        }
+    }
+
+    fn chunk<T: Transform>(transform: &T, chunk: &[u8]) -> (Vec<u8>, u64) {
+        let mut out = Vec::new();
+        let lines = transform.render_chunk(&mut out, chunk).unwrap();
+        (out, lines)
+    }
+
+    fn shared<T: Transform>(transform: &T, line: &[u8]) -> Vec<u8> {
+        let mut rendering = transform
+            .render_shared(Bytes::copy_from_slice(line))
+            .unwrap();
+        rendering.copy_to_bytes(rendering.remaining()).to_vec()
+    }
+
+    #[test]
+    fn the_default_chunk_rendering_is_a_line_at_a_time_the_last_without_its_newline() {
+        for (input, output, lines) in [
+            (&b""[..], &b""[..], 0),
+            (b"\n", b"<>\n", 1),
+            (b"\n\n", b"<>\n<>\n", 2),
+            (b"a b", b"<a b>\n", 1),
+            (b"a\nb c\n", b"<a>\n<b c>\n", 2),
+            (b"a\n\nb", b"<a>\n<>\n<b>\n", 3),
+        ] {
+            assert_eq!(chunk(&Angles, input), (output.to_vec(), lines), "{input:?}");
+        }
+    }
+
+    #[test]
+    fn the_default_shared_rendering_is_the_lines() {
+        for line in [&b""[..], b"a", b"a b \r"] {
+            let mut out = Vec::new();
+            Angles.render_line(&mut out, line);
+            assert_eq!(shared(&Angles, line), out);
+        }
+    }
+
+    /// The space count's own chunk and shared renderings (the kernel's) agree with the trait's
+    /// defaults over its line rendering, for chunks short and long (the kernel's room is made
+    /// apart from `SHORT_CHUNK` bytes up).
+    #[test]
+    fn the_space_counts_renderings_are_its_line_rendering() {
+        let text: Vec<u8> = (0..4 * SHORT_CHUNK)
+            .map(|i| b"ab \n  x\t       y\n"[i * 7 % 17])
+            .collect();
+        let short = [0, 1, 2, 16, 63, 64, 65, SHORT_CHUNK - 1];
+        for len in short.into_iter().chain([SHORT_CHUNK, text.len()]) {
+            let input = &text[..len];
+            assert_eq!(
+                chunk(&SpaceCount, input),
+                chunk(&LineByLine(SpaceCount), input),
+                "{len} bytes"
+            );
+        }
+        for line in [&b""[..], b" ", b"a b", b"       x", b"\xff \x00"] {
+            assert_eq!(
+                shared(&SpaceCount, line),
+                shared(&LineByLine(SpaceCount), line)
+            );
+        }
+    }
+}
