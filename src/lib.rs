@@ -22,6 +22,7 @@
 //! | [`io`] | sources with `cat`'s rules, gathering and when to write, descriptors, sync I/O |
 //! | [`async_io`] | the same for tokio, split by role: runtime, file, input, output |
 //! | [`parallel`] | OS-thread machinery: recycled buffers, input order restored, thread faults as errors |
+//! | `thread_room` | room for threads checked before they start, so that `ulimit -v` is an error, not an abort |
 //! | [`process`] | what every binary does around its strategy: stdio, `--stats`; the edge that tells failures and decides the exit status |
 //! | [`error`] | errors: what failed and the OS text, the output named only by the edge; failures that do not stop a run, handed on |
 //! | [`quote`] | file names quoted so every message stays one line |
@@ -83,4 +84,5 @@ pub mod process;
 pub mod quote;
 pub mod stats;
 pub mod strategy;
+mod thread_room;
 pub mod transform;

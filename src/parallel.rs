@@ -6,6 +6,7 @@ use std::io;
 use std::thread::{self, Scope, ScopedJoinHandle};
 
 use crate::error::{Error, panic_message};
+use crate::thread_room::STACK;
 
 /// At most `limit` reusable items, made on demand and kept by the one thread that hands them out
 /// and takes them back: memory stays bounded whatever the input's size, and running out of items
@@ -108,7 +109,9 @@ impl<F: FnMut()> Drop for OnPanic<F> {
 }
 
 /// Starts a thread named `name` in `scope`, so that it may borrow what outlives the scope;
-/// failing to start one is an error, not a panic.
+/// failing to start one is an error, not a panic. Its stack is the one `threads_can_start`
+/// checks for: a run checks for its threads before it starts them, as under `ulimit -v` a thread
+/// may get its stack and then abort the process as it begins.
 pub fn spawn<'scope, T: Send + 'scope>(
     scope: &'scope Scope<'scope, '_>,
     name: String,
@@ -116,6 +119,7 @@ pub fn spawn<'scope, T: Send + 'scope>(
 ) -> Result<ScopedJoinHandle<'scope, T>, Error> {
     thread::Builder::new()
         .name(name.clone())
+        .stack_size(STACK)
         .spawn_scoped(scope, body)
         .map_err(|error| Error::new(format!("starting the {name} thread"), error))
 }

@@ -659,51 +659,83 @@ fn no_thread_under_a_memory_limit_is_one_line_and_exit_1() {
     );
 }
 
-/// `pipeline` under `ulimit -v` limits from the least in which it starts up to where it runs,
-/// and closely, several runs a limit, around the least in which it first ran: there tokio can
-/// start one worker thread but not the next, and its build's panic, once a worker had taken its
-/// task, waited in the unwinding for that worker for ever (now and then: a hang in a few of
-/// the runs). And once, every page of the 1200 KiB below it, where the least limit it runs in
-/// lies with the band just below that: there the last of the threads started to check for room
-/// had its stack but not what the standard library maps and allocates as a thread it started
-/// begins, and the process aborted (a band some 40 KiB wide, in most runs). Every run must end
-/// by the deadline, succeeding or failing cleanly (docs/CONTRACT.md §8.4).
-#[test]
-fn pipeline_never_hangs_starting_its_workers_under_a_memory_limit() {
-    let variant = variants()
-        .into_iter()
-        .find(|variant| variant.program == "pipeline" && variant.args.is_empty())
-        .expect("pipeline at its defaults");
+/// Whether a run of `variant` under `ulimit -v KIB` succeeded; a run that fails must fail
+/// cleanly, and every run must end by the deadline (docs/CONTRACT.md §8.4).
+fn runs_under(variant: &Variant, kib: u64) -> bool {
     let input = b"a b\n";
-    // Whether a run under `ulimit -v KIB` succeeded; a run that fails must fail cleanly.
-    let runs = |kib: u64| {
-        let mut child = spawn_piped(limited(variant, &format!("ulimit -v {kib}")));
-        feed(child.stdin.take().expect("stdin"), input.to_vec());
-        let finished = finish(child, DEADLINE);
-        if finished.status.success() {
-            assert_eq!(finished.stdout, reference(input), "ulimit -v {kib}");
-        } else {
-            assert_fails_cleanly(variant, &finished);
-        }
-        finished.status.success()
-    };
-    // The least limit, to the next MiB, under which a run succeeded: the workers' stacks
-    // (available_parallelism of them) and their heaps, past what the binary needs to start.
+    let mut child = spawn_piped(limited(variant, &format!("ulimit -v {kib}")));
+    feed(child.stdin.take().expect("stdin"), input.to_vec());
+    let finished = finish(child, DEADLINE);
+    if finished.status.success() {
+        assert_eq!(
+            finished.stdout,
+            reference(input),
+            "{variant}, ulimit -v {kib}"
+        );
+    } else {
+        assert_fails_cleanly(variant, &finished);
+    }
+    finished.status.success()
+}
+
+/// The binary `program` at its defaults.
+fn at_defaults(program: &str) -> &'static Variant {
+    variants()
+        .into_iter()
+        .find(|variant| variant.program == program && variant.args.is_empty())
+        .expect("the binary at its defaults")
+}
+
+/// The least `ulimit -v` in which `variant` starts, to the next MiB past it, and the least, to
+/// the next MiB, in which it then first ran: its threads' stacks and heaps besides.
+fn least_and_first_ran(variant: &Variant) -> (u64, u64) {
     let least = least_address_space(variant) + 1000;
     let first_ran = (least..least + 1_000_000)
         .step_by(1000)
-        .find(|&kib| runs(kib))
-        .expect("pipeline runs in some address space");
+        .find(|&kib| runs_under(variant, kib))
+        .expect("the binary runs in some address space");
+    (least, first_ran)
+}
+
+/// Runs `variant`, once each, under every page of the 1200 KiB below `first_ran` (down to
+/// `least`): there the last of its threads had room for its stack but not for what the standard
+/// library maps and allocates as a thread it started begins, and the process aborted (a band
+/// some 40 KiB wide, in most runs, just below the least limit it runs in, whatever the CPU
+/// count), unless the room for the threads is checked before they start.
+fn every_page_below(variant: &Variant, least: u64, first_ran: u64) {
     // A page: no mapping is smaller, so no finer step tells apart another limit.
     const PAGE_KIB: usize = 4;
     for kib in (first_ran.saturating_sub(1200).max(least)..first_ran).step_by(PAGE_KIB) {
-        runs(kib);
+        runs_under(variant, kib);
     }
+}
+
+/// `pipeline` under `ulimit -v` limits from the least in which it starts up to where it runs,
+/// every page just below that ([`every_page_below`]), and closely, several runs a limit, around
+/// the least in which it first ran: there tokio can start one worker thread but not the next,
+/// and its build's panic, once a worker had taken its task, waited in the unwinding for that
+/// worker for ever (now and then: a hang in a few of the runs). Every run must end by the
+/// deadline, succeeding or failing cleanly (docs/CONTRACT.md §8.4).
+#[test]
+fn pipeline_never_hangs_starting_its_workers_under_a_memory_limit() {
+    let variant = at_defaults("pipeline");
+    let (least, first_ran) = least_and_first_ran(variant);
+    every_page_below(variant, least, first_ran);
     for kib in (first_ran.saturating_sub(4000).max(least)..first_ran + 3000).step_by(250) {
         for _ in 0..6 {
-            runs(kib);
+            runs_under(variant, kib);
         }
     }
+}
+
+/// `batched` under `ulimit -v` limits from the least in which it starts up to where it runs, and
+/// every page just below that ([`every_page_below`]), where its last worker aborted the process
+/// (exit 134) rather than failing cleanly (docs/CONTRACT.md §8.4).
+#[test]
+fn batched_never_aborts_starting_its_workers_under_a_memory_limit() {
+    let variant = at_defaults("batched");
+    let (least, first_ran) = least_and_first_ran(variant);
+    every_page_below(variant, least, first_ran);
 }
 
 /// `BIN /dev/zero` under `ulimit -v`: one endless line, held whole until it ends, outgrows any

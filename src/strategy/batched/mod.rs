@@ -45,6 +45,7 @@ use crate::io::gather::is_due;
 use crate::io::{Output, Piece, RangedInput};
 use crate::parallel::{Slots, join, spawn};
 use crate::stats::{StageClock, Stats};
+use crate::thread_room::threads_can_start;
 use crate::transform::Transform;
 
 use round::{Flight, work};
@@ -132,6 +133,8 @@ fn start_workers<'scope, W: Write + Send>(
     state: &'scope RoundState<W>,
     transform: &'scope (impl Transform + Sync),
 ) -> Result<Vec<ScopedJoinHandle<'scope, StageClock>>, Error> {
+    threads_can_start(knobs.threads)
+        .map_err(|error| Error::new("starting the worker threads", error))?;
     let mut workers = Vec::with_capacity(knobs.threads);
     for n in 1..=knobs.threads {
         let (jobs, to_reader) = (jobs.clone(), to_reader.clone());

@@ -1,0 +1,90 @@
+//! Room for threads, checked before they start: under `ulimit -v`, a thread the standard library
+//! starts can get its stack and then abort the process as it begins (docs/CONTRACT.md §8.4), so
+//! a run first makes sure that its threads can start, and fails as an error where they cannot.
+
+use std::ffi::c_void;
+use std::io;
+use std::mem::MaybeUninit;
+use std::ptr;
+use std::sync::RwLock;
+
+/// The stack of every thread the strategies start (`batched`'s workers, `pipeline`'s runtime
+/// builder and tokio workers), set rather than left to the defaults so that [`threads_can_start`]
+/// knows what they will ask for.
+pub(crate) const STACK: usize = 2 << 20;
+
+/// The heap [`threads_can_start`] asks to be free a thread: a new thread's first allocations
+/// map memory of their own when the address space has no room for a malloc arena, and a thread
+/// the standard library starts maps its signal stack (a few pages) as it begins.
+const HEAP_ROOM: usize = 1 << 20;
+
+/// Whether `count` threads of [`STACK`] can start and run at once now, with room to spare: a
+/// [`HEAP_ROOM`] each is reserved, and as many threads with twice that stack are started, all
+/// held until the last has started, then let go; their stacks stay in the C library's cache,
+/// where the threads started next find them. Where there is not room enough, the run fails here,
+/// as an error, rather than in an allocation of those threads, which aborts. The threads started
+/// next may still not start, as an error.
+///
+/// The threads are the C library's own ([`start_held`]): one the standard library starts maps a
+/// signal stack and registers thread-local destructors once it runs, and where the address space
+/// has room for its stack but not for those, the process aborts. The threads started after these
+/// find the room they need in what these leave: a cached stack, and the heap room, given back,
+/// for the signal stack and the rest.
+pub(crate) fn threads_can_start(count: usize) -> io::Result<()> {
+    let out_of_memory = |_| io::Error::from(io::ErrorKind::OutOfMemory);
+    let mut room = Vec::<u8>::new();
+    room.try_reserve_exact(count * HEAP_ROOM)
+        .map_err(out_of_memory)?;
+    let mut started = Vec::new();
+    started.try_reserve_exact(count).map_err(out_of_memory)?;
+    let hold = RwLock::new(());
+    let held = hold.write();
+    let starting = (0..count).try_for_each(|_| {
+        // SAFETY: every thread started is joined below, before `hold` goes.
+        unsafe { start_held(&hold, 2 * STACK) }.map(|thread| started.push(thread))
+    });
+    drop(held);
+    for thread in started {
+        // SAFETY: `thread` was started joinable, and is joined once.
+        unsafe { libc::pthread_join(thread, ptr::null_mut()) };
+    }
+    starting
+}
+/// Starts a thread of the C library, with a stack of `stack` bytes, that takes `hold` to read
+/// and ends. Nothing in it allocates or maps memory: it can only fail to start, as an error.
+///
+/// # Safety
+///
+/// The thread, joinable, must be joined before `hold` goes.
+unsafe fn start_held(hold: &RwLock<()>, stack: usize) -> io::Result<libc::pthread_t> {
+    extern "C" fn wait_for_release(hold: *mut c_void) -> *mut c_void {
+        // SAFETY: `start_held` passes its lock, which outlives this thread.
+        let hold = unsafe { &*hold.cast::<RwLock<()>>() };
+        drop(hold.read());
+        ptr::null_mut()
+    }
+    let mut attributes = MaybeUninit::<libc::pthread_attr_t>::uninit();
+    let attributes = attributes.as_mut_ptr();
+    let mut thread = MaybeUninit::<libc::pthread_t>::uninit();
+    // SAFETY: the attributes are initialized before they are set or used, and destroyed after
+    // `pthread_create`, which copies what it needs of them. `wait_for_release` is given `hold` as
+    // the lock it is, and the caller keeps it until the thread is joined.
+    let code = unsafe {
+        let mut code = libc::pthread_attr_init(attributes);
+        if code == 0 {
+            code = libc::pthread_attr_setstacksize(attributes, stack);
+            if code == 0 {
+                let hold = ptr::from_ref(hold).cast_mut().cast();
+                code =
+                    libc::pthread_create(thread.as_mut_ptr(), attributes, wait_for_release, hold);
+            }
+            libc::pthread_attr_destroy(attributes);
+        }
+        code
+    };
+    match code {
+        // SAFETY: `pthread_create` wrote the thread's id, as it succeeded.
+        0 => Ok(unsafe { thread.assume_init() }),
+        code => Err(io::Error::from_raw_os_error(code)),
+    }
+}
