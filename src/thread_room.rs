@@ -88,3 +88,38 @@ unsafe fn start_held(hold: &RwLock<()>, stack: usize) -> io::Result<libc::pthrea
         code => Err(io::Error::from_raw_os_error(code)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn threads_that_fit_can_start() {
+        for count in [0, 1, 3] {
+            threads_can_start(count).unwrap();
+        }
+    }
+
+    /// Heap room that no address space holds is an error before any thread starts.
+    #[test]
+    fn room_that_no_address_space_holds_is_an_error() {
+        let failure = threads_can_start(1 << 40).unwrap_err();
+        assert_eq!(failure.kind(), io::ErrorKind::OutOfMemory);
+    }
+
+    /// A stack that cannot be had is the error `pthread_create` gives, not an abort; one that can
+    /// runs, and waits for the lock to be let go.
+    #[test]
+    fn a_thread_that_cannot_start_is_an_error() {
+        let hold = RwLock::new(());
+        // SAFETY: the call fails, so there is no thread to join.
+        let failure = unsafe { start_held(&hold, 1 << 60) }.unwrap_err();
+        assert!(failure.raw_os_error().is_some(), "{failure}");
+        let held = hold.write();
+        // SAFETY: the thread is joined below, before `hold` goes.
+        let thread = unsafe { start_held(&hold, STACK) }.unwrap();
+        drop(held);
+        // SAFETY: `thread` was started joinable, and is joined once.
+        assert_eq!(unsafe { libc::pthread_join(thread, ptr::null_mut()) }, 0);
+    }
+}
