@@ -11,6 +11,7 @@ cachegrind's totals). Python's standard library only. Markdown goes to stdout.
     report.py scaling --bytes B --stats DIR --references REF.json SERIES.json... SERIES-DAT REFS-DAT
     report.py cachegrind --lines N TOTALS.tsv
     report.py linelength RUN-DIR  (harness/linelength.sh's tables and plot data)
+    report.py work WORK.tsv  (harness/work.sh's tables, and a 16-core prediction from them)
 """
 
 import argparse
@@ -514,6 +515,108 @@ def linelength(args):
     write_blocks(f"{run}/linelength-instructions.dat", blocks, ".4g")
 
 
+# harness/work.sh's measures: the overhead a strategy "stops" at, and the issue's targets (32).
+WORK_FREE = 0.10
+WORK_TARGETS = {"2 threads / 1": 1.85, "of a perfect split": 0.90, "overhead at 10,000 ns": 0.05}
+WORK_PREDICT_CORES = 16
+
+
+def work_rows(path):
+    """work.tsv's rows as {(text, source): {strategy: {ns: row}}}, numbers as floats (None where
+    the run was too short to time, an empty cell)."""
+    runs = {}
+    with open(path) as f:
+        names = f.readline().rstrip("\n").split("\t")
+        for line in f:
+            r = dict(zip(names, line.rstrip("\n").split("\t")))
+            for k in ("ns", "lines", "wall_s", "cpu_s", "lines_per_s", "cpu_ns_a_line", "overhead"):
+                r[k] = float(r[k]) if r[k] else None
+            runs.setdefault((r["text"], r["source"]), {}).setdefault(r["strategy"], {})[int(r["ns"])] = r
+    return runs
+
+
+def work(args):
+    """harness/work.sh's tables from its work.tsv: where each strategy's overhead falls under 10 %
+    (for good: at that work and every larger one), pipeline against std-baseline, batched's 1 to 2
+    thread speed-up and its share of a perfect split, every overhead at the most work, and a
+    prediction for 16 cores."""
+    runs = work_rows(args.tsv)
+    columns = [f"{text}, {source}" for text, source in runs]
+    strategies = list(next(iter(runs.values())))
+    ns_list = sorted(next(iter(next(iter(runs.values())).values())))
+    top = ns_list[-1]
+
+    def percent(share):
+        return None if share is None else share * 100
+
+    def figure(value, form):
+        return "-" if value is None else format(value, form)
+
+    def free_from(by_ns):
+        """The least work a line from which on the overhead stays under WORK_FREE."""
+        free = None
+        for ns in reversed(ns_list):
+            o = by_ns[ns]["overhead"]
+            if o is None or o >= WORK_FREE:
+                break
+            free = ns
+        return f"{free:,} ns" if free is not None else f"over {top:,} ns"
+
+    print(f"Work a line from which each strategy's overhead (its CPU a line beyond the work's own, as a share "
+          f"of its CPU a line) stays under {WORK_FREE * 100:.0f} %, and its overhead at {top:,} ns:\n")
+    print(header(["strategy"] + [f"under {WORK_FREE * 100:.0f} % from: {c}" for c in columns]
+                 + [f"% at {top:,} ns: {c}" for c in columns], 1))
+    for s in strategies:
+        print(row([f"`{s}`"] + [free_from(runs[k][s]) for k in runs]
+                  + [figure(percent(runs[k][s][top]["overhead"]), ".1f") for k in runs]))
+
+    def ratios(title, a, b):
+        print(f"\n{title}:\n")
+        print(header(["ns a line"] + columns, 1))
+        for ns in ns_list:
+            cells = []
+            for k in runs:
+                x, y = a(runs[k], ns), b(runs[k], ns)
+                cells.append(ratio(x, y) if x is not None and y is not None else "-")
+            print(row([f"{ns:,}"] + cells))
+
+    def rate(strategy):
+        return lambda by, ns: by[strategy][ns]["lines_per_s"]
+
+    ratios("`pipeline --batch 1000` / `std-baseline`, lines/s", rate("pipeline --batch 1000"), rate("std-baseline"))
+    ratios("`batched` (2 threads) / `batched --threads 1`, lines/s", rate("batched"), rate("batched --threads 1"))
+    # A perfect split: every core doing only the work, nothing else, at ns a line each.
+    cores = args.cores
+    ratios(f"`batched` / a perfect split ({cores} cores each doing only the work: {cores} × 1e9 / ns lines/s)",
+           rate("batched"), lambda by, ns: cores * 1e9 / ns if ns else None)
+
+    # The prediction: T(N) = serial + parallel / N a line, the serial part (the calling thread's
+    # reading and cutting, the one-at-a-time writing, the hand-offs) taken at 0 ns from the 1 and
+    # 2 thread runs (2 T2 - T1) and held fixed along the work, which it does not depend on.
+    print(f"\n**A prediction, not a measurement**: `batched` on {WORK_PREDICT_CORES} cores, a line's time T(N) = "
+          f"serial + (T1 - serial) / N, T1 the measured 1-thread time a line at each work, the serial part "
+          f"from the 0 ns runs (2 T2 - T1, at least 0, ns a line: "
+          + ", ".join(f"{c} {max(0.0, serial_ns(runs[k])):.1f}" for c, k in zip(columns, runs))
+          + f"); speed-up over 1 thread, and lines/s (millions):\n")
+    print(header(["ns a line"] + columns, 1))
+    for ns in ns_list:
+        cells = []
+        for k in runs:
+            s = max(0.0, serial_ns(runs[k]))
+            t1 = 1e9 / runs[k]["batched --threads 1"][ns]["lines_per_s"]
+            s = min(s, t1)
+            t = s + (t1 - s) / WORK_PREDICT_CORES
+            cells.append(f"{t1 / t:.1f}× ({1e3 / t:.2f})")
+        print(row([f"{ns:,}"] + cells))
+
+
+def serial_ns(by_strategy):
+    """batched's serial time a line at 0 ns, from its 1 and 2 thread times: T1 = s + p, T2 = s + p / 2."""
+    t1 = 1e9 / by_strategy["batched --threads 1"][0]["lines_per_s"]
+    t2 = 1e9 / by_strategy["batched"][0]["lines_per_s"]
+    return 2 * t2 - t1
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="what", required=True)
@@ -556,9 +659,12 @@ def main():
     p.add_argument("tsv")
     p = commands.add_parser("linelength")
     p.add_argument("run_dir")
+    p = commands.add_parser("work")
+    p.add_argument("--cores", type=int, default=2, help="the cores of a perfect split: the measuring machine's")
+    p.add_argument("tsv")
     args = parser.parse_args()
     {"table": table, "pv": pv, "targets": targets, "latency": latency, "sweep": sweep, "scaling": scaling, "cachegrind": cachegrind,
-     "ping-pong": ping_pong, "linelength": linelength}[args.what](args)
+     "ping-pong": ping_pong, "linelength": linelength, "work": work}[args.what](args)
 
 
 if __name__ == "__main__":
