@@ -25,23 +25,37 @@ pub struct Variant {
     pub args: &'static [&'static str],
 }
 
-/// Set where the binaries cannot be run directly: the command, split at spaces, that runs one, as
-/// cargo's `CARGO_TARGET_<TRIPLE>_RUNNER` runs the tests themselves. `.ci/cross` sets both to
-/// `qemu-aarch64 -L /usr/aarch64-linux-gnu`, as a container has no binfmt_misc to hand a foreign
-/// binary to qemu.
+/// Set where the binaries cannot be run directly: the command, split at spaces, that runs one.
+/// `.ci/cross` sets it to `qemu-aarch64 -L /usr/aarch64-linux-gnu`, as a container has no
+/// binfmt_misc to hand a foreign binary to qemu.
 pub const RUNNER: &str = "PIPELINES_TEST_RUNNER";
 
+/// Set to test binaries built for another target: the folder that holds them, in place of those
+/// cargo built beside these tests. The tests themselves then run natively and only the binaries
+/// under [`RUNNER`]: a test process that is itself emulated forks its children inside qemu-user,
+/// where a fork beside the test's other threads now and then hangs before its `exec`, holding
+/// copies of other children's pipes open.
+pub const BINARIES: &str = "PIPELINES_TEST_BINARIES";
+
 impl Variant {
+    /// The binary under test: cargo's, or the one of the same name in [`BINARIES`]'s folder.
+    pub fn binary(&self) -> PathBuf {
+        match std::env::var_os(BINARIES) {
+            Some(folder) => Path::new(&folder).join(self.program),
+            None => PathBuf::from(self.path),
+        }
+    }
+
     pub fn command(&self) -> Command {
         let runner = std::env::var(RUNNER).unwrap_or_default();
         let mut runner = runner.split_whitespace();
         let mut command = match runner.next() {
             Some(program) => {
                 let mut command = Command::new(program);
-                command.args(runner).arg(self.path);
+                command.args(runner).arg(self.binary());
                 command
             }
-            None => Command::new(self.path),
+            None => Command::new(self.binary()),
         };
         command.args(self.args);
         command
@@ -244,12 +258,41 @@ pub fn wait_until(child: &mut Child, deadline: Duration) -> ExitStatus {
             return status;
         }
         if started.elapsed() > deadline {
+            let stuck = where_stuck(child.id());
             let _ = child.kill();
             let _ = child.wait();
-            panic!("still running after {deadline:?}: killed");
+            panic!("still running after {deadline:?}: killed\n{stuck}");
         }
         thread::sleep(Duration::from_millis(5));
     }
+}
+
+/// What a hung child was and where each of its threads waited, from Linux's `/proc` (empty
+/// elsewhere): a hang seen once on a loaded CI machine is then diagnosed from its log.
+fn where_stuck(pid: u32) -> String {
+    let read = |path: String| fs::read_to_string(path).unwrap_or_default();
+    let mut report = format!(
+        "command: {}",
+        read(format!("/proc/{pid}/cmdline")).replace('\0', " ")
+    );
+    let tasks = fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten();
+    for task in tasks.flatten() {
+        let task = task.path().display().to_string();
+        let stat = read(format!("{task}/stat"));
+        // The name may hold spaces; the state is the field after its closing parenthesis.
+        let state = stat
+            .rsplit_once(") ")
+            .map_or("", |(_, rest)| &rest[..1.min(rest.len())]);
+        let name = read(format!("{task}/comm"));
+        let wchan = read(format!("{task}/wchan"));
+        report += &format!(
+            "\n  thread {task}: {} state {state}, waiting in {wchan}",
+            name.trim()
+        );
+    }
+    report
 }
 
 /// Does `work` on a thread of its own and returns what it returns; fails the test if that takes
