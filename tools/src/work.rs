@@ -116,7 +116,11 @@ mod tests {
         assert_eq!(work.render_chunk(&mut ours, chunk).unwrap(), 4);
         SpaceCount.render_chunk(&mut theirs, chunk).unwrap();
         assert_eq!(ours, theirs);
-        assert_eq!(work.cost_a_line(), Duration::from_nanos(100), "what it says it spends");
+        assert_eq!(
+            work.cost_a_line(),
+            Duration::from_nanos(100),
+            "what it says it spends"
+        );
     }
 
     /// 200,000 lines at 1,000 ns take about 0.2 s of CPU: the work is done, not optimised away
