@@ -24,9 +24,9 @@ use crate::kernel::{self, SHORT_CHUNK, chunk_room};
 /// Only [`most_added`](Transform::most_added) and [`render_line`](Transform::render_line) must
 /// be written; the chunk and shared renderings follow from them, and a transform overrides them
 /// where it has a faster way, as [`SpaceCount`] does with the kernel's block scan. A transform
-/// that spends real work on a line says so in [`cost_a_line`](Transform::cost_a_line). The strategies
-/// that move renderings between threads ask for more: `pipeline` for `Send + 'static` (it moves
-/// the transform into its rendering task), `batched` for `Sync` (its workers share it).
+/// that spends real work on a line says so in [`cost_a_line`](Transform::cost_a_line). The
+/// strategies that move renderings between threads ask for more: `pipeline` for `Send + 'static`
+/// (it moves the transform into its rendering task), `batched` for `Sync` (its workers share it).
 pub trait Transform {
     /// The most bytes a line's rendering adds to the line, its `\n` included: the room a strategy
     /// makes in the output before it renders a line.

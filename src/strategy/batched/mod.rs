@@ -38,9 +38,8 @@ use std::io::Write;
 use std::thread::{self, Scope, ScopedJoinHandle};
 use std::time::Duration;
 
-use memchr::memchr_iter;
-
 use crossbeam_channel::{Receiver, Sender, bounded};
+use memchr::memchr_iter;
 
 use crate::error::Error;
 use crate::frame::Chunk;
@@ -62,10 +61,10 @@ const MOST_RENDERED_HERE: usize = 64 * 1024;
 
 /// The most work, by the transform's [`Transform::cost_a_line`], that the reading thread renders
 /// itself when the input goes idle or ends: about what the space count takes over
-/// [`MOST_RENDERED_HERE`] bytes. More is shared out between the workers, a part of at least this
-/// much each, so that the reading thread never keeps a worker's work from it (at 1,000 ns a line,
-/// 64 KiB of 30-byte lines would hold the reading thread 2 ms, and a file's last part was
-/// rendered on it alone, after the workers had finished).
+/// [`MOST_RENDERED_HERE`] bytes. More is shared out between the workers, a part for each this
+/// much, up to one a worker, so that the reading thread never keeps a worker's work from it (at
+/// 1,000 ns a line, 64 KiB of 30-byte lines would hold the reading thread 2 ms, and a file's last
+/// part was rendered on it alone, after the workers had finished).
 const MOST_WORK_HERE: Duration = Duration::from_micros(50);
 
 /// Where the whole lines held go when the input idles or ends before a chunk is full.

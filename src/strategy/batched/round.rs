@@ -113,15 +113,12 @@ impl<W: Write, T: Transform> Flight<'_, W, T> {
 
     /// Renders the whole lines in `chunk` here, and writes them after what the workers hold.
     pub(super) fn render_here(&mut self, chunk: &mut Chunk) -> Result<(), Error> {
-        if chunk.has_lines() {
-            let mut slot = self.free_slot()?;
-            chunk.take_lines(&mut slot.input)?;
-            slot.render(self.transform)?;
-            self.state.number(&mut slot)?;
-            let slots = &mut self.slots;
-            self.state.submit(slot, |slot| slots.give_back(slot))?;
-        }
-        Ok(())
+        let mut slot = self.free_slot()?;
+        chunk.take_lines(&mut slot.input)?;
+        slot.render(self.transform)?;
+        self.state.number(&mut slot)?;
+        let slots = &mut self.slots;
+        self.state.submit(slot, |slot| slots.give_back(slot))
     }
 
     /// Waits until every slot out has been written.
