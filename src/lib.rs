@@ -36,6 +36,9 @@
 //! rendered (a chunk's rendering, a line at a time, comes with them; write it too where a chunk
 //! has a faster way), and hand it to a strategy's `run` in the space count's place. Generic, so
 //! each strategy is compiled for it and a line's rendering is inlined where lines are framed.
+//! A transform that spends real work on a line (a microsecond, say) should say roughly how much
+//! ([`cost_a_line`](transform::Transform::cost_a_line)): `batched` then shares out between its
+//! workers the lines its reading thread would otherwise render alone.
 //!
 //! ```
 //! use pipelines::io::Memory;

@@ -7,6 +7,8 @@
 //! rendering is inlined into the loop that frames it, so a strategy pays nothing a line for being
 //! generic (the binaries' cachegrind counts are those of the code before the seam).
 
+use std::time::Duration;
+
 use bytes::{Buf, Bytes};
 
 use crate::error::Error;
@@ -21,13 +23,24 @@ use crate::kernel::{self, SHORT_CHUNK, chunk_room};
 ///
 /// Only [`most_added`](Transform::most_added) and [`render_line`](Transform::render_line) must
 /// be written; the chunk and shared renderings follow from them, and a transform overrides them
-/// where it has a faster way, as [`SpaceCount`] does with the kernel's block scan. The strategies
-/// that move renderings between threads ask for more: `pipeline` for `Send + 'static` (it moves
-/// the transform into its rendering task), `batched` for `Sync` (its workers share it).
+/// where it has a faster way, as [`SpaceCount`] does with the kernel's block scan. A transform
+/// that spends real work on a line says so in [`cost_a_line`](Transform::cost_a_line). The
+/// strategies that move renderings between threads ask for more: `pipeline` for `Send + 'static`
+/// (it moves the transform into its rendering task), `batched` for `Sync` (its workers share it).
 pub trait Transform {
     /// The most bytes a line's rendering adds to the line, its `\n` included: the room a strategy
     /// makes in the output before it renders a line.
     fn most_added(&self) -> usize;
+
+    /// Roughly the CPU time a line's rendering takes beyond a scan of its bytes (all that the
+    /// space count does): how a strategy that weighs where lines are rendered counts them.
+    /// `batched` renders the lines its reading thread holds when the input idles or ends there,
+    /// unless their work is more than a hand-off is worth, and then shares them out between its
+    /// workers. The default, zero, says a line costs no more than its bytes.
+    #[inline(always)]
+    fn cost_a_line(&self) -> Duration {
+        Duration::ZERO
+    }
 
     /// Appends the rendering of `line`, given without its `\n`, to `out`, ending it with `\n`.
     /// `out` has room for `line.len() + self.most_added()` more bytes.

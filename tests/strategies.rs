@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::thread;
 use std::thread::LocalKey;
+use std::time::Duration;
 
 use common::{line_soup, lines_of, padded_inputs, reference};
 use pipelines::async_io::{AsyncFile, AsyncFileInput};
@@ -74,13 +75,19 @@ thread_local! {
 }
 
 /// A transform of the test's own, whose reference is plain: each line's bytes reversed, between
-/// `<` and `>`. It asks for more room than the space count does, and checks that it got it.
+/// `<` and `>`. It asks for more room than the space count does, and checks that it got it; and it
+/// says a line costs 20 µs (it does not), so that `batched`, when a pipe idles, shares out the
+/// lines it holds between its workers, cut at line ends ([`sync_strategies_over_pipes`]).
 #[derive(Clone, Copy)]
 struct Reversed;
 
 impl Transform for Reversed {
     fn most_added(&self) -> usize {
         40
+    }
+
+    fn cost_a_line(&self) -> Duration {
+        Duration::from_micros(20)
     }
 
     fn render_line(&self, out: &mut Vec<u8>, line: &[u8]) {
@@ -366,6 +373,20 @@ fn sync_strategies_over_pipes() {
         strategy::batched::run(&knobs, SpaceCount, input, output).expect("runs");
     });
     assert!(output == reference(&input));
+    let output = through_pipes(&input, |sources, output| {
+        let knobs = strategy::batched::Knobs {
+            threads: 3,
+            chunk_size: 100_000,
+            queue: 1,
+            clocks: false,
+        };
+        let input = FileInput::new(sources, None);
+        strategy::batched::run(&knobs, Reversed, input, output).expect("runs");
+    });
+    assert!(
+        output == reversed_reference(&input),
+        "costly lines shared out"
+    );
 }
 
 #[test]

@@ -286,6 +286,31 @@ impl Chunk {
         self.lines_end = 0;
         Ok(())
     }
+
+    /// Moves the whole lines up to the first `\n` at or past byte `at` into `into`, dropping the
+    /// bytes it held, and keeps the rest here: whole lines handed on in parts. Moves nothing and
+    /// returns false where those would be all the whole lines held, for
+    /// [`take_lines`](Self::take_lines) to hand on. The lines moved are copied, and the rest moved
+    /// to the front: this is for a chunk's last lines, not for every chunk. Fails if `into`'s
+    /// storage cannot grow to hold them.
+    pub fn take_lines_past(&mut self, at: usize, into: &mut Chunk) -> Result<bool, Error> {
+        let whole = &self.buf[..self.lines_end];
+        let Some(newline) = whole.get(at..).and_then(|after| memchr(b'\n', after)) else {
+            return Ok(false);
+        };
+        let end = at + newline + 1;
+        if end == self.lines_end {
+            return Ok(false);
+        }
+        into.buf.clear();
+        reserve(&mut into.buf, end)?;
+        into.buf.extend_from_slice(&whole[..end]);
+        (into.end, into.lines_end) = (end, end);
+        self.buf.copy_within(end..self.end, 0);
+        self.end -= end;
+        self.lines_end -= end;
+        Ok(true)
+    }
 }
 
 #[cfg(test)]
@@ -504,6 +529,37 @@ mod tests {
         assert_eq!(chunks(b"\n", 1, 1, false), owned(&[b"\n"]));
         assert_eq!(chunks(b"a\nbc", 8, 8, false), owned(&[b"a\nbc"]));
         assert_eq!(chunks(b"a\nbc", 8, 8, true), owned(&[b"a\n", b"bc"]));
+    }
+
+    /// Whole lines handed on in parts: each part up to the line end at or past the byte asked,
+    /// the partial line kept, nothing moved where the part would be all the whole lines.
+    #[test]
+    fn whole_lines_are_taken_in_parts_at_line_ends() {
+        let mut chunk = Chunk::new(64);
+        let text = b"a\nbb\nccc\ndd";
+        chunk.spare().unwrap()[..text.len()].copy_from_slice(text);
+        chunk.filled(text.len());
+        let mut into = Chunk::new(2);
+        into.spare().unwrap()[0] = b'x';
+        into.filled(1);
+        assert!(chunk.take_lines_past(0, &mut into).unwrap());
+        assert_eq!(
+            (into.bytes(), chunk.bytes()),
+            (&b"a\n"[..], &b"bb\nccc\ndd"[..])
+        );
+        for at in [3, 6, 7, 100] {
+            assert!(!chunk.take_lines_past(at, &mut into).unwrap(), "at {at}");
+            assert_eq!(chunk.bytes(), b"bb\nccc\ndd");
+        }
+        assert!(chunk.take_lines_past(2, &mut into).unwrap());
+        assert_eq!(
+            (into.bytes(), chunk.bytes()),
+            (&b"bb\n"[..], &b"ccc\ndd"[..])
+        );
+        chunk.take_lines(&mut into).unwrap();
+        assert_eq!((into.bytes(), chunk.bytes()), (&b"ccc\n"[..], &b"dd"[..]));
+        chunk.finish();
+        assert!(!chunk.take_lines_past(0, &mut into).unwrap(), "one line");
     }
 
     #[test]

@@ -45,6 +45,7 @@ pub fn calibrate() -> f64 {
 /// The space count, then `ns` nanoseconds of CPU a line.
 #[derive(Debug, Clone, Copy)]
 pub struct Work {
+    ns: u64,
     steps_a_line: u64,
 }
 
@@ -52,6 +53,7 @@ impl Work {
     /// `ns` a line at `steps_per_us` steps a microsecond ([`calibrate`]'s figure).
     pub fn new(ns: u64, steps_per_us: f64) -> Self {
         Work {
+            ns,
             steps_a_line: (ns as f64 * steps_per_us / 1000.0).round() as u64,
         }
     }
@@ -69,6 +71,12 @@ impl Transform for Work {
     #[inline(always)]
     fn most_added(&self) -> usize {
         SpaceCount.most_added()
+    }
+
+    /// The work's own: what it is set to spend, on top of the space count's scan.
+    #[inline(always)]
+    fn cost_a_line(&self) -> Duration {
+        Duration::from_nanos(self.ns)
     }
 
     #[inline(always)]
@@ -108,6 +116,11 @@ mod tests {
         assert_eq!(work.render_chunk(&mut ours, chunk).unwrap(), 4);
         SpaceCount.render_chunk(&mut theirs, chunk).unwrap();
         assert_eq!(ours, theirs);
+        assert_eq!(
+            work.cost_a_line(),
+            Duration::from_nanos(100),
+            "what it says it spends"
+        );
     }
 
     /// 200,000 lines at 1,000 ns take about 0.2 s of CPU: the work is done, not optimised away

@@ -18,7 +18,8 @@
 //! When the input goes idle (lines have come and no more is waiting), the calling thread renders
 //! the lines it holds itself and writes them, unless a worker is writing, which then writes them
 //! after its own: a live line passes through one thread, as in a one-thread filter, with no
-//! hand-off to wait for.
+//! hand-off to wait for. Lines whose rendering is more work than a hand-off is worth (by bytes, or
+//! by what the transform says a line costs) go to the workers instead, shared out between them.
 //!
 //! Each module uses only those below it:
 //!
@@ -38,6 +39,7 @@ use std::thread::{self, Scope, ScopedJoinHandle};
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender, bounded};
+use memchr::memchr_iter;
 
 use crate::error::Error;
 use crate::frame::Chunk;
@@ -56,6 +58,51 @@ use state::{EndsWorkers, RoundState};
 /// little at a time, for which a hand-off to a worker would cost more than the rendering. More
 /// is the end of a burst, and goes to a worker like a full chunk.
 const MOST_RENDERED_HERE: usize = 64 * 1024;
+
+/// The most work, by the transform's [`Transform::cost_a_line`], that the reading thread renders
+/// itself when the input goes idle or ends: about what the space count takes over
+/// [`MOST_RENDERED_HERE`] bytes. More is shared out between the workers, a part for each this
+/// much, up to one a worker, so that the reading thread never keeps a worker's work from it (at
+/// 1,000 ns a line, 64 KiB of 30-byte lines would hold the reading thread 2 ms, and a file's last
+/// part was rendered on it alone, after the workers had finished).
+const MOST_WORK_HERE: Duration = Duration::from_micros(50);
+
+/// Where the whole lines held go when the input idles or ends before a chunk is full.
+#[derive(Debug, PartialEq, Eq)]
+enum Held {
+    /// Rendered on the reading thread.
+    Here,
+    /// Handed to the workers, in this many parts.
+    Workers(usize),
+}
+
+/// Where `held`, the lines held when the input idles (or, `at_end`, ends), go: rendered here if
+/// they are at most [`MOST_WORK_HERE`] of work at `cost` a line and, while the input goes on, at
+/// most [`MOST_RENDERED_HERE`] bytes (at its end, this thread has nothing else to do); else to the
+/// workers, in a part for each [`MOST_WORK_HERE`] of work, up to one for each of the `threads`.
+/// Lines are counted only for a transform that says a line costs something, and only as far as
+/// `threads` parts take: the space count's rule is the bytes alone, as before.
+fn place_held(held: &[u8], at_end: bool, cost: Duration, threads: usize) -> Held {
+    let few_bytes = at_end || held.len() <= MOST_RENDERED_HERE;
+    if cost.is_zero() {
+        return if few_bytes {
+            Held::Here
+        } else {
+            Held::Workers(1)
+        };
+    }
+    let lines_a_part = usize::try_from(MOST_WORK_HERE.as_nanos() / cost.as_nanos())
+        .unwrap_or(usize::MAX)
+        .max(1);
+    // One line more than `threads` parts hold tells, at one thread, more than one part's worth.
+    let most_counted = lines_a_part.saturating_mul(threads).saturating_add(1);
+    let lines = memchr_iter(b'\n', held).take(most_counted).count();
+    if few_bytes && lines <= lines_a_part {
+        Held::Here
+    } else {
+        Held::Workers(lines.div_ceil(lines_a_part).clamp(1, threads))
+    }
+}
 
 /// How long the reading thread waits for more input, with renderings still out, before it waits
 /// for them to be written: the workers write them themselves, so this holds nothing back, but a
@@ -101,6 +148,7 @@ pub fn run(
         let ends_workers = EndsWorkers(&state);
         let mut flight = Flight {
             slots: Slots::new(slots),
+            threads: knobs.threads,
             chunk_size: knobs.chunk_size,
             freed,
             state: &state,
@@ -188,7 +236,7 @@ fn read_all<W: Write, T: Transform>(
             Piece::Read(read) => {
                 bytes_read_here += read as u64;
                 if chunk.has_lines() {
-                    flight.send_lines(&mut chunk)?;
+                    flight.send_lines(&mut chunk, 1)?;
                 }
                 continue;
             }
@@ -209,7 +257,7 @@ fn read_all<W: Write, T: Transform>(
         let read = input.read(chunk.spare()?)?;
         if read == 0 {
             chunk.finish();
-            flight.render_here(&mut chunk)?;
+            place(&mut chunk, true, flight)?;
             flight.drain()?;
             return Ok(bytes_read_here);
         }
@@ -231,16 +279,14 @@ fn hand_on<W: Write, T: Transform>(
     if !is_due(chunk.bytes().len(), size, || input.is_ready()) {
         return Ok(());
     }
-    if chunk.is_full() || chunk.bytes().len() > MOST_RENDERED_HERE {
-        // Under load, or the end of a burst: the lines go to a worker, which writes them
-        // when their turn comes, and this thread reads on meanwhile.
+    if chunk.is_full() {
+        // Under load: the lines go to a worker, which writes them when their turn comes, and
+        // this thread reads on meanwhile.
         if chunk.has_lines() {
-            flight.send_lines(chunk)?;
+            flight.send_lines(chunk, 1)?;
         }
     } else {
-        // Input arriving a little at a time: a worker would only add a hand-off to the
-        // line's way out.
-        flight.render_here(chunk)?;
+        place(chunk, false, flight)?;
     }
     // Nothing waits for this thread to be written. But when the input idles, a write that
     // failed meanwhile must still end the run: the workers are waited for first.
@@ -248,6 +294,25 @@ fn hand_on<W: Write, T: Transform>(
         flight.drain()?;
     }
     Ok(())
+}
+
+/// Renders the whole lines in `chunk` here or hands them to the workers, as [`place_held`] says
+/// for an input that idles or, `at_end`, has ended. Input arriving a little at a time is rendered
+/// here, where a worker would only add a hand-off to a line's way out; the end of a burst, or
+/// costly lines, go to the workers, which write them when their turn comes.
+fn place<W: Write, T: Transform>(
+    chunk: &mut Chunk,
+    at_end: bool,
+    flight: &mut Flight<W, T>,
+) -> Result<(), Error> {
+    if !chunk.has_lines() {
+        return Ok(());
+    }
+    let cost = flight.transform.cost_a_line();
+    match place_held(chunk.bytes(), at_end, cost, flight.threads) {
+        Held::Here => flight.render_here(chunk),
+        Held::Workers(parts) => flight.send_lines(chunk, parts),
+    }
 }
 
 /// Whether no input comes within [`BURST_GAP`], waiting that long at most.
@@ -312,6 +377,113 @@ mod tests {
             stats.stages.len(),
             3,
             "the reader, which writes too, and two workers"
+        );
+    }
+
+    /// A line `[THREAD]` before it, THREAD the name of the thread that rendered it, at a cost
+    /// it only says: where the reading thread hands lines on is told by their rendering.
+    struct WhoRenders(Duration);
+
+    impl Transform for WhoRenders {
+        fn cost_a_line(&self) -> Duration {
+            self.0
+        }
+
+        fn most_added(&self) -> usize {
+            64
+        }
+
+        fn render_line(&self, out: &mut Vec<u8>, line: &[u8]) {
+            let current = std::thread::current();
+            let name = current.name().unwrap_or_default().split(' ').next();
+            out.extend_from_slice(format!("[{}]", name.unwrap_or_default()).as_bytes());
+            out.extend_from_slice(line);
+            out.push(b'\n');
+        }
+    }
+
+    /// `batched` over a real file of `lines` lines in 64-byte chunks, each line rendered by
+    /// [`WhoRenders`] at `cost`: the threads that rendered each line, in input order.
+    fn who_renders_a_file(lines: usize, cost: Duration, threads: usize) -> Vec<String> {
+        let text: String = (0..lines).map(|n| format!("line {n:3}\n")).collect();
+        let file = crate::io::testing::file(text.as_bytes());
+        let path = PathBuf::from(format!("/dev/fd/{}", file.as_raw_fd()));
+        let input = FileInput::new(Sources::new(&[path]), None);
+        let knobs = Knobs {
+            threads,
+            chunk_size: 64,
+            queue: 1,
+            clocks: false,
+        };
+        let mut out = Vec::new();
+        run(&knobs, WhoRenders(cost), input, &mut out).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        let rendered: Vec<_> = out
+            .lines()
+            .map(|line| line.split_once(']').unwrap())
+            .collect();
+        let expected: Vec<_> = text.lines().collect();
+        assert_eq!(
+            rendered.iter().map(|(_, line)| *line).collect::<Vec<_>>(),
+            expected
+        );
+        rendered
+            .iter()
+            .map(|(who, _)| who[1..].to_string())
+            .collect()
+    }
+
+    /// A file is cut into ranges for the workers but for its last part, under a chunk, read as a
+    /// stream once they are done: the reading thread renders that itself when it is little work,
+    /// and shares it out between the workers when the transform says its lines cost more
+    /// (at 1,000 ns a line, a 256 KiB chunk of short lines was 9 ms on one thread, the others
+    /// idle).
+    #[test]
+    fn a_files_costly_last_part_is_shared_out_between_the_workers() {
+        // 9-byte lines: 5 ranges of 8 lines (cut at the first line end past 63 bytes), then 7.
+        let reader = std::thread::current().name().unwrap().to_string();
+        let cheap = who_renders_a_file(47, Duration::ZERO, 2);
+        assert!(cheap[..40].iter().all(|who| who == "worker"), "{cheap:?}");
+        assert!(cheap[40..].iter().all(|who| *who == reader), "{cheap:?}");
+        let costly = who_renders_a_file(47, Duration::from_micros(20), 2);
+        assert!(costly.iter().all(|who| who == "worker"), "{costly:?}");
+    }
+
+    /// Where the lines held when the input idles or ends are rendered: the space count's rule
+    /// by bytes alone; a costly transform's by the work its lines say, shared out in parts of
+    /// [`MOST_WORK_HERE`] between as many workers as that takes.
+    #[test]
+    fn lines_held_are_rendered_here_unless_their_bytes_or_work_are_many() {
+        let lines = |n: usize| "ab\n".repeat(n).into_bytes();
+        let free = Duration::ZERO;
+        assert_eq!(place_held(&lines(1), false, free, 2), Held::Here);
+        let many_bytes = vec![b'\n'; MOST_RENDERED_HERE + 1];
+        assert_eq!(
+            place_held(&many_bytes[..MOST_RENDERED_HERE], false, free, 2),
+            Held::Here
+        );
+        assert_eq!(place_held(&many_bytes, false, free, 2), Held::Workers(1));
+        assert_eq!(
+            place_held(&many_bytes, true, free, 2),
+            Held::Here,
+            "at the end"
+        );
+        // MOST_WORK_HERE is 50 lines at 1,000 ns.
+        let costly = Duration::from_nanos(1000);
+        assert_eq!(place_held(&lines(50), false, costly, 4), Held::Here);
+        assert_eq!(place_held(&lines(50), true, costly, 4), Held::Here);
+        assert_eq!(place_held(&lines(51), false, costly, 4), Held::Workers(2));
+        assert_eq!(place_held(&lines(51), true, costly, 1), Held::Workers(1));
+        assert_eq!(place_held(&lines(150), true, costly, 4), Held::Workers(3));
+        assert_eq!(place_held(&lines(5000), true, costly, 4), Held::Workers(4));
+        let line_a_part = Duration::from_secs(1);
+        assert_eq!(
+            place_held(&lines(2), true, line_a_part, 8),
+            Held::Workers(2)
+        );
+        assert_eq!(
+            place_held(&many_bytes, false, line_a_part, 1),
+            Held::Workers(1)
         );
     }
 

@@ -27,6 +27,8 @@ const CUT_AHEAD: usize = 16;
 /// straight back to a worker with a range cut ahead.
 pub(super) struct Flight<'a, W, T> {
     pub(super) slots: Slots<Slot>,
+    /// The workers, which lines held are shared out between.
+    pub(super) threads: usize,
     pub(super) chunk_size: usize,
     /// Slots written, or the error that ended writing.
     pub(super) freed: Receiver<Result<Slot, Error>>,
@@ -60,8 +62,17 @@ impl<W: Write, T: Transform> Flight<'_, W, T> {
         }
     }
 
-    /// Hands the whole lines in `chunk` to a worker.
-    pub(super) fn send_lines(&mut self, chunk: &mut Chunk) -> Result<(), Error> {
+    /// Hands the whole lines in `chunk` to the workers, in `parts` slots of about as many bytes
+    /// each (fewer where its lines are too few or too long to cut so).
+    pub(super) fn send_lines(&mut self, chunk: &mut Chunk, parts: usize) -> Result<(), Error> {
+        for left in (2..=parts).rev() {
+            let mut slot = self.free_slot()?;
+            if !chunk.take_lines_past(chunk.bytes().len() / left, &mut slot.input)? {
+                self.slots.give_back(slot);
+                break;
+            }
+            self.state.send(slot)?;
+        }
         let mut slot = self.free_slot()?;
         chunk.take_lines(&mut slot.input)?;
         self.state.send(slot)
@@ -102,15 +113,12 @@ impl<W: Write, T: Transform> Flight<'_, W, T> {
 
     /// Renders the whole lines in `chunk` here, and writes them after what the workers hold.
     pub(super) fn render_here(&mut self, chunk: &mut Chunk) -> Result<(), Error> {
-        if chunk.has_lines() {
-            let mut slot = self.free_slot()?;
-            chunk.take_lines(&mut slot.input)?;
-            slot.render(self.transform)?;
-            self.state.number(&mut slot)?;
-            let slots = &mut self.slots;
-            self.state.submit(slot, |slot| slots.give_back(slot))?;
-        }
-        Ok(())
+        let mut slot = self.free_slot()?;
+        chunk.take_lines(&mut slot.input)?;
+        slot.render(self.transform)?;
+        self.state.number(&mut slot)?;
+        let slots = &mut self.slots;
+        self.state.submit(slot, |slot| slots.give_back(slot))
     }
 
     /// Waits until every slot out has been written.
