@@ -204,11 +204,12 @@ pub enum Failure {
 
 /// Compressed bytes read, and decoded bytes handed on, at a time: large enough that a pipe write,
 /// a channel's hand-over and the decoder's call overhead are a small part of each buffer.
-const BUFFER: usize = 256 * 1024;
+pub const BUFFER: usize = 256 * 1024;
 
-/// The most buffers of a regular file's decoded bytes in memory at once: as many as the pipe of a
-/// stream holds (1 MiB), enough for the decoder to run on while the reader renders.
-const BUFFERS: usize = 4;
+/// The most buffers of a regular file's decoded bytes in memory at once, unless it is decoded
+/// ahead: as many as the pipe of a stream holds (1 MiB), enough for the decoder to run on while
+/// the reader renders.
+pub const BUFFERS: usize = 4;
 
 /// How a source's decoding ended, told once its decoded bytes have ended: [`finish`](Self::finish).
 #[derive(Debug)]
@@ -245,13 +246,20 @@ pub fn decode(source: File) -> io::Result<(File, Decoding)> {
 }
 
 /// Starts decoding a regular file that holds `format` (sniffed with [`sniff_file`]) on a thread of
-/// its own: returns its decoded bytes, handed over in memory, and how decoding ends.
-pub fn decode_file(source: File, format: Format) -> io::Result<(DecodedFile, Decoding)> {
-    let (to_reader, full) = bounded(BUFFERS);
-    let (to_decoder, empty) = bounded(BUFFERS);
+/// its own, holding at most `buffers` decoded buffers (at least one) that the reader has not
+/// taken: returns its decoded bytes, handed over in memory, and how decoding ends.
+pub fn decode_file(
+    source: File,
+    format: Format,
+    buffers: usize,
+) -> io::Result<(DecodedFile, Decoding)> {
+    let buffers = buffers.max(1);
+    let (to_reader, full) = bounded(buffers);
+    let (to_decoder, empty) = bounded(buffers);
     let out = BuffersOut {
         full: to_reader,
         empty,
+        most: buffers,
         made: 0,
         buffer: Vec::new(),
         held: 0,
@@ -371,7 +379,9 @@ impl Out for PipeOut {
 struct BuffersOut {
     full: Sender<Vec<u8>>,
     empty: Receiver<Vec<u8>>,
-    /// DecodedFile made so far: at [`BUFFERS`], the next is one the reader handed back.
+    /// The most buffers made.
+    most: usize,
+    /// Buffers made so far: at `most`, the next is one the reader handed back.
     made: usize,
     /// The buffer being filled, [`BUFFER`] bytes long, or empty when none is.
     buffer: Vec<u8>,
@@ -391,11 +401,15 @@ impl BuffersOut {
 impl Out for BuffersOut {
     fn room(&mut self) -> Option<&mut [u8]> {
         if self.buffer.is_empty() {
-            let mut buffer = if self.made < BUFFERS {
-                self.made += 1;
-                Vec::new()
-            } else {
-                self.empty.recv().ok()?
+            // One handed back first, so that a decoder let hold many makes only as many as the
+            // reader leaves it holding.
+            let mut buffer = match self.empty.try_recv() {
+                Ok(buffer) => buffer,
+                Err(_) if self.made < self.most => {
+                    self.made += 1;
+                    Vec::new()
+                }
+                Err(_) => self.empty.recv().ok()?,
             };
             // Zeroes only what was never written: a whole buffer handed back needs none.
             buffer.resize(BUFFER, 0);
@@ -771,7 +785,7 @@ mod tests {
                 decoding
             }
             Some(format) => {
-                let (mut buffers, decoding) = decode_file(source, format).unwrap();
+                let (mut buffers, decoding) = decode_file(source, format, BUFFERS).unwrap();
                 // Odd sizes, so that reads straddle buffers.
                 let mut buf = [0; 100_003];
                 loop {
@@ -1146,7 +1160,7 @@ mod tests {
             let decoding = match way {
                 None => decode(source).unwrap().1,
                 Some(format) => {
-                    let (mut buffers, decoding) = decode_file(source, format).unwrap();
+                    let (mut buffers, decoding) = decode_file(source, format, BUFFERS).unwrap();
                     assert_eq!(buffers.read(&mut [0; 10]), 10);
                     decoding
                 }
