@@ -18,6 +18,8 @@
 //!   stops with a broken pipe, so `(echo a; sleep 30) | BIN | head -1` ends when `head` does. A
 //!   regular file never waits, decoded (`-z`) or not, and a read that a poll just found ready
 //!   need not watch.
+//! - Under `-z` with more than one decoder, the next sources may be decoded ahead
+//!   ([`Sources::ahead`]); each is still opened, told and read at its turn.
 //!
 //! A driver's loop ([`Driver`](crate::io::driver::Driver) holds what both drivers do alike): ask
 //! [`Sources::what_next`]; on [`Step::Open`] open the source and tell [`Sources::opened`]; on [`Step::Report`] hand
