@@ -44,7 +44,7 @@ pub struct Ahead {
 
 impl Ahead {
     /// Decodings ahead for up to `window` sources at once ([`Sources::ahead`]'s most), sharing
-    /// [`DECODED_HELD`] with the one read.
+    /// the 32 MiB of decoded bytes all decoders may hold with the one read.
     ///
     /// [`Sources::ahead`]: crate::io::sources::Sources::ahead
     pub fn new(window: usize) -> Self {
