@@ -152,3 +152,91 @@ fn start(path: &Path, output: Option<BorrowedFd<'_>>, buffers: usize) -> Option<
         decoding,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use flate2::Compression;
+    use flate2::write::GzEncoder;
+
+    use super::*;
+    use crate::io::testing;
+
+    fn gzip(bytes: &[u8]) -> Vec<u8> {
+        let mut encoder = GzEncoder::new(Vec::new(), Compression::default());
+        encoder.write_all(bytes).unwrap();
+        encoder.finish().unwrap()
+    }
+
+    /// Everything `decoded` hands on.
+    fn read_all(mut decoded: DecodedFile) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        let mut buf = [0; 7];
+        loop {
+            match decoded.read(&mut buf) {
+                0 => return bytes,
+                n => bytes.extend_from_slice(&buf[..n]),
+            }
+        }
+    }
+
+    #[test]
+    fn only_compressed_regular_files_are_decoded_ahead_each_at_its_turn() {
+        let dir = testing::path("ahead");
+        std::fs::create_dir_all(&dir).unwrap();
+        let named = |name: &str, bytes: &[u8]| {
+            let path = dir.join(name);
+            std::fs::write(&path, bytes).unwrap();
+            Source::File(path)
+        };
+        let (pipe, _reader, _writer) = testing::pipe_as_file();
+        let window = [
+            named("a.gz", &gzip(b"a\n")),
+            named("plain", b"plain\n"),
+            named("empty", b""),
+            Source::File(dir.clone()),
+            Source::File(dir.join("missing")),
+            Source::File(pipe),
+            Source::Stdin,
+            named("b.gz", &gzip(b"b\n")),
+        ];
+        let mut ahead = Ahead::new(window.len());
+        assert_eq!(ahead.buffers, 14, "32 MiB shared by nine: 3.5 MiB each");
+        ahead.look(window.iter().take(3), None);
+        ahead.look(window.iter(), None);
+        let decoded_ahead: Vec<bool> = window.iter().map(|_| ahead.take_turn().is_some()).collect();
+        assert_eq!(
+            decoded_ahead,
+            [true, false, false, false, false, false, false, true],
+            "each looked at once, in order"
+        );
+        assert!(ahead.take_turn().is_none(), "none past the window");
+
+        ahead.look(window.iter(), None);
+        let Source::File(a) = &window[0] else {
+            unreachable!()
+        };
+        let (decoded, decoding) = ahead
+            .take_turn()
+            .unwrap()
+            .if_still(&File::open(a).unwrap(), Format::Gzip)
+            .expect("the same file, unchanged");
+        assert_eq!(read_all(decoded), b"a\n");
+        assert!(decoding.finish().is_ok());
+        let b = window.last().unwrap();
+        let Source::File(b) = b else { unreachable!() };
+        // The turns of the six between, none decoded ahead, then b's.
+        let started = (1..window.len()).find_map(|_| ahead.take_turn()).unwrap();
+        std::fs::write(b, gzip(b"b, rewritten\n")).unwrap();
+        let rewritten = File::open(b).unwrap();
+        assert!(started.if_still(&rewritten, Format::Gzip).is_none());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn each_decoder_holds_its_share_and_never_less_than_one_decoded_at_its_turn() {
+        assert_eq!(Ahead::new(1).buffers, 64, "16 MiB each of two");
+        assert_eq!(Ahead::new(1000).buffers, decode::BUFFERS);
+    }
+}
