@@ -25,12 +25,6 @@ use crate::io::decode::{self, DecodedFile, Decoding, Format};
 use crate::io::fd;
 use crate::io::sources::Source;
 
-/// The most decoded bytes all decoders together hold that their reader has not taken: each of
-/// `n` (the one read and those ahead) holds `1/n` of it, and never less than a FILE decoded at
-/// its turn ([`decode::BUFFERS`]). A decoder ahead overlaps its FILE with the one read only as far
-/// as it may hold: on two cores, 16 MiB each, most of a rotated log of tens of MB.
-const DECODED_HELD: usize = 32 << 20;
-
 /// The decodings ahead, in input order, one entry for each source after the one open that has
 /// been looked at.
 #[derive(Debug)]
@@ -43,12 +37,16 @@ pub struct Ahead {
 }
 
 impl Ahead {
-    /// Decodings ahead for up to `window` sources at once ([`Sources::ahead`]'s most), sharing
-    /// the 32 MiB of decoded bytes all decoders may hold with the one read.
+    /// Decodings ahead for up to `window` sources at once ([`Sources::ahead`]'s most).
     ///
     /// [`Sources::ahead`]: crate::io::sources::Sources::ahead
+    ///
+    /// Each of `n` decoders (the one read and those ahead) holds `1/n` of
+    /// [`decode::DECODED_HELD`], and never less than a FILE decoded at its turn
+    /// ([`decode::BUFFERS`]). A decoder ahead overlaps its FILE with the one read only as far as
+    /// it may hold: on two cores, 16 MiB each, most of a rotated log of tens of MB.
     pub fn new(window: usize) -> Self {
-        let each = DECODED_HELD / decode::BUFFER / (window + 1);
+        let each = decode::DECODED_HELD / decode::BUFFER / (window + 1);
         Ahead {
             looked: VecDeque::new(),
             buffers: each.max(decode::BUFFERS),

@@ -31,6 +31,7 @@ use std::io::{self, BufRead, BufReader, Chain, Cursor, Read, Seek, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::FileExt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::LazyLock;
 use std::thread;
 
 use crossbeam_channel::{Receiver, Sender, bounded};
@@ -211,6 +212,27 @@ pub const BUFFER: usize = 256 * 1024;
 /// the reader renders.
 pub const BUFFERS: usize = 4;
 
+/// The most decoded bytes all decoders together hold that their reader has not taken, when more
+/// than one runs (FILEs decoded ahead, [`ahead`](crate::io::ahead)); also the most kept spare.
+pub const DECODED_HELD: usize = 32 << 20;
+
+/// Buffers whose decoding has ended, kept for the next decoding instead of freed, at most
+/// [`DECODED_HELD`]'s worth. A buffer made afresh costs a page fault for each of its pages: with
+/// eight FILEs decoded ahead on two cores, each decoder ahead making its share of buffers anew
+/// took 0.06-0.08 s of system time beside 0.18 s of decoding (27,000 page faults against
+/// 2,600), more than decoding ahead gained.
+static SPARE: LazyLock<Channel> = LazyLock::new(|| bounded(DECODED_HELD / BUFFER));
+
+/// Both ends of a channel of buffers.
+type Channel = (Sender<Vec<u8>>, Receiver<Vec<u8>>);
+
+/// Keeps `buffer` for the next decoding, if it is one of ours and room is left.
+fn spare(buffer: Vec<u8>) {
+    if buffer.capacity() >= BUFFER {
+        let _ = SPARE.0.try_send(buffer);
+    }
+}
+
 /// How a source's decoding ended, told once its decoded bytes have ended: [`finish`](Self::finish).
 #[derive(Debug)]
 pub struct Decoding {
@@ -316,11 +338,13 @@ impl DecodedFile {
         while self.at == self.buffer.len() {
             // Handed back before the wait, so that the decoder never waits for the one buffer
             // the reader holds. The channel has room for every buffer; if the decoder has gone,
-            // the buffer is dropped.
+            // the buffer is kept spare.
             let read = std::mem::take(&mut self.buffer);
             self.at = 0;
-            if read.capacity() > 0 {
-                let _ = self.empty.try_send(read);
+            if read.capacity() > 0
+                && let Err(unsent) = self.empty.try_send(read)
+            {
+                spare(unsent.into_inner());
             }
             let Ok(next) = self.full.recv() else {
                 return 0;
@@ -340,6 +364,13 @@ impl DecodedFile {
             buf[..n].copy_from_slice(&bytes[..n]);
             n
         })
+    }
+}
+
+impl Drop for DecodedFile {
+    fn drop(&mut self) {
+        spare(std::mem::take(&mut self.buffer));
+        self.full.try_iter().for_each(spare);
     }
 }
 
@@ -407,7 +438,7 @@ impl Out for BuffersOut {
                 Ok(buffer) => buffer,
                 Err(_) if self.made < self.most => {
                     self.made += 1;
-                    Vec::new()
+                    SPARE.1.try_recv().unwrap_or_default()
                 }
                 Err(_) => self.empty.recv().ok()?,
             };
@@ -427,6 +458,13 @@ impl Out for BuffersOut {
         if self.held > 0 {
             self.hand_on();
         }
+    }
+}
+
+impl Drop for BuffersOut {
+    fn drop(&mut self) {
+        spare(std::mem::take(&mut self.buffer));
+        self.empty.try_iter().for_each(spare);
     }
 }
 
