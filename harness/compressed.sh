@@ -12,11 +12,15 @@
 # the other formats for `batched` alone, beside each tool's own decoder (`pzstd`'s files, a
 # skippable frame before each frame; `xz -T1`; `bzip2 -9`; `lz4`): `TOOL -dc F`,
 # `TOOL -dc F | batched`, `batched -z F`;
+# eight rotated gzip files (the text `split -n l/8` at line ends, as logrotate cuts a log, each
+# part `gzip -6`), for `batched` alone: `batched -z F.0*.gz` (the next FILEs decoded ahead, CONTRACT
+# §12.5) and with `--decoders 1`, beside the same bytes as one member, `batched -z F.gz`, and
+# `parallel -k -jCORES pigz -dc ::: F.0*.gz | batched`, the tools' way to decode on every core;
 # and the peak RSS of `batched -z` on a gzip file of short lines (1 GB decoded at full size).
 # Every output is checked identical first. Appends its tables to the file named by $1.
 #
-# Needs gzip, pigz, zstd (pzstd), xz, bzip2, lz4 and /usr/bin/time:
-# sudo apt-get install gzip pigz zstd xz-utils bzip2 lz4 time
+# Needs gzip, pigz, zstd (pzstd), xz, bzip2, lz4, GNU parallel and /usr/bin/time:
+# sudo apt-get install gzip pigz zstd xz-utils bzip2 lz4 parallel time
 
 # Each format: its file's extension, and the command that makes it.
 declare -A COMPRESSED_EXTENSION=([gzip]=gz [zstd]=zst [pzstd]=pzst [xz]=xz [bzip2]=bz2 [lz4]=lz4)
@@ -37,6 +41,7 @@ compressed_section() {
     require xz "sudo apt-get install xz-utils"
     require bzip2 "sudo apt-get install bzip2"
     require lz4 "sudo apt-get install lz4"
+    require parallel "sudo apt-get install parallel"
     require /usr/bin/time "sudo apt-get install time"
     for text in logs man; do
         file=$(text_file "$text" "$COMPRESSED_BYTES")
@@ -97,8 +102,42 @@ compressed_section() {
                 "$REPORT" table --bytes "$(stat -c %s "$file")" --reference "${labels[0]}" "$json"
             } >> "$table"
         done
+        compressed_rotated "$file" >> "$table"
     done
     compressed_memory >> "$table"
+}
+
+# compressed_rotated FILE: `batched -z` on FILE cut into eight rotated gzip files, against FILE as
+# one gzip member (made by compressed_section) and `parallel … pigz -dc … | batched`, as a
+# markdown section.
+compressed_rotated() {
+    local file=$1 parts cores cmd json labels commands part
+    parts=$file.rotated
+    if [[ ! -f $parts/part.07.gz ]]; then
+        rm -rf "$parts" && mkdir -p "$parts"
+        split -d -n l/8 "$file" "$parts/part."
+        for part in "$parts"/part.0?; do ${COMPRESSOR[gzip]} "$part" > "$part.gz" && rm "$part"; done
+    fi
+    cores=$(nproc)
+    cmd=$(command_of batched)
+    labels=("batched -z F.gz (one member)" "batched -z F.0{0..7}.gz"
+        "batched -z --decoders 1 F.0{0..7}.gz" "parallel -k -j$cores pigz -dc ::: F.0*.gz | batched")
+    commands=("$cmd -z $(q "$file.gz")" "$cmd -z $(q "$parts")/part.0?.gz"
+        "$cmd -z --decoders 1 $(q "$parts")/part.0?.gz"
+        "parallel -k -j$cores pigz -dc ::: $(q "$parts")/part.0?.gz | $cmd")
+    same_output "$(basename "$file") (8 rotated gzip files)" "${commands[@]}"
+    local timed=() i
+    for i in "${!labels[@]}"; do timed+=("${labels[$i]}" "${commands[$i]}"); done
+    json=$(time_commands "compressed-$(basename "$file")-rotated" "${timed[@]}")
+    echo
+    echo "## $(basename "$file") as eight rotated gzip files: decoded ahead, \`batched -z F.0*.gz\`"
+    echo
+    echo "F.0{0..7}.gz are $(basename "$file") cut by \`split -n l/8\` at line ends, as logrotate cuts" \
+        "a log, each compressed with \`${COMPRESSOR[gzip]}\`; F.gz is the same text as one member." \
+        "\`batched -z\` decodes the next FILEs ahead on up to $cores threads (the cores), \`--decoders 1\`" \
+        "one at a time (CONTRACT §12.5)."
+    echo
+    "$REPORT" table --bytes "$(stat -c %s "$file")" --reference "${labels[0]}" "$json"
 }
 
 # compressed_memory: the peak RSS of `batched -z` on one gzip file of short lines (16 bytes each),

@@ -35,6 +35,12 @@ pub struct CommonArgs {
     #[arg(short = 'z', long)]
     pub decompress: bool,
 
+    /// With -z, decode on up to N threads at once: the FILE read, and the next compressed
+    /// regular FILEs ahead of their turn, each still read in order. 1 decodes one FILE at a time.
+    /// Default: the number of cores.
+    #[arg(long, value_name = "N", value_parser = positive_up_to(MOST_DECODERS))]
+    pub decoders: Option<usize>,
+
     /// At exit, print lines, bytes in and out, wall time and throughput on stderr.
     #[arg(long)]
     pub stats: bool,
@@ -43,6 +49,21 @@ pub struct CommonArgs {
     /// without reading input.
     #[arg(long, value_name = "WHAT", value_enum)]
     pub generate: Option<Generate>,
+}
+
+/// The most `--decoders`: past the cores there is nothing to gain, and a typo must not start
+/// thousands of threads.
+pub const MOST_DECODERS: u64 = 1024;
+
+impl CommonArgs {
+    /// How many decoders `-z` may run at once: `--decoders`, or else the machine's cores (one
+    /// where they cannot be told). Not a clap default, so that the manual page and completions
+    /// are the same whatever machine made them.
+    pub fn decoders(&self) -> usize {
+        self.decoders.unwrap_or_else(|| {
+            std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+        })
+    }
 }
 
 /// What `--generate` prints: a manual page, or a shell's completion script.

@@ -100,6 +100,7 @@ pub fn answer<A: CommandFactory>(answer: Answer) -> ExitCode {
 fn sources(common: &CommonArgs) -> Sources {
     let mut sources = Sources::new(&common.files);
     sources.decompress(common.decompress);
+    sources.decoders(common.decoders());
     sources
 }
 
@@ -261,6 +262,7 @@ mod tests {
         let common = |stats| CommonArgs {
             files: Vec::new(),
             decompress: false,
+            decoders: None,
             stats,
             generate: None,
         };

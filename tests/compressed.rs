@@ -14,8 +14,8 @@ use std::thread;
 use std::time::Duration;
 
 use common::{
-    DEADLINE, TINY, VARIANTS, Variant, assert_quiet_success, finish, line_soup, reference,
-    run_command, skip, spawn_piped,
+    DEADLINE, TINY, VARIANTS, Variant, assert_quiet_success, finish, line_soup, peak_rss,
+    reference, run_command, skip, spawn_piped,
 };
 use flate2::Compression;
 use flate2::write::GzEncoder;
@@ -546,21 +546,6 @@ fn compressed_input_that_is_the_output_is_refused() {
             "{variant}: {stderr}"
         );
     }
-}
-
-/// The peak resident memory of the process `pid` (`VmHWM`), in bytes.
-fn peak_rss(pid: u32) -> u64 {
-    let status = fs::read_to_string(format!("/proc/{pid}/status")).expect("reading its status");
-    let kib = status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
-        .expect("VmHWM");
-    kib.trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse::<u64>()
-        .expect("a number")
-        * 1024
 }
 
 /// `batched -z` on a gzip file expanding to `mib` MiB of short lines: its peak RSS once every

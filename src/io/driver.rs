@@ -3,12 +3,16 @@
 //! says: open each source (under `-z`, start its decoder), hand failures on, tell reads, waits and
 //! polls, stop at the end. Each of the two keeps only how it waits and reads, blocking or
 //! awaiting: quinn-proto's split, the rules as plain state and the drivers around them thin.
+//! Under `-z` with more than one decoder, it also keeps the decodings of the FILEs ahead
+//! ([`Ahead`]) and takes each at its FILE's turn, where a decoder would start, so that neither
+//! driver's loop knows of them.
 
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use crate::error::{Error, Failures};
+use crate::io::ahead::{Ahead, Started};
 use crate::io::decode::{self, DecodedFile, Decoding};
 use crate::io::fd;
 use crate::io::sources::{How, Opened, Source, Sources, Step};
@@ -81,6 +85,8 @@ pub struct Driver<F> {
     /// The decoding of the open source, when `-z` decodes it: `current` is then its pipe or its
     /// pieces.
     decoding: Option<Decoding>,
+    /// The sources after the open one decoded ahead, under `-z` with more than one decoder.
+    ahead: Ahead,
     /// Makes an opened source (or its decoder's pipe) the driver's handle.
     handle: fn(File) -> F,
     /// Where output goes: refused as input, and watched while a read waits.
@@ -95,6 +101,7 @@ impl<F> Driver<F> {
     pub fn new(mut sources: Sources, output: Option<OwnedFd>, handle: fn(File) -> F) -> Self {
         sources.output_is_pipe(output.as_ref().is_some_and(|fd| fd::is_pipe(fd.as_fd())));
         Driver {
+            ahead: Ahead::new(sources.ahead().count()),
             sources,
             current: None,
             decoding: None,
@@ -116,10 +123,13 @@ impl<F> Driver<F> {
         loop {
             match self.sources.what_next() {
                 Step::Open(source) => {
+                    let ahead = self.ahead.take_turn();
                     let output = self.output.as_ref().map(AsFd::as_fd);
                     let opened = open(&source, output, self.sources.decompresses());
                     let opened = self.sources.opened(opened);
-                    (self.current, self.decoding) = self.decode_if_told(opened);
+                    (self.current, self.decoding) = self.decode_if_told(opened, ahead);
+                    let output = self.output.as_ref().map(AsFd::as_fd);
+                    self.ahead.look(self.sources.ahead(), output);
                 }
                 Step::Report(error) => self.failures.add(error),
                 Step::Wait => return Ok(Left::Wait),
@@ -134,16 +144,26 @@ impl<F> Driver<F> {
     }
 
     /// The source just opened, `opened`, as it is to be read: where [`Sources::how`] says
-    /// [`How::Decoded`], what its decoder, started on it, hands on, and the decoding.
-    fn decode_if_told(&mut self, opened: Option<File>) -> (Option<Reading<F>>, Option<Decoding>) {
+    /// [`How::Decoded`], what its decoder hands on, and the decoding: its decoding `ahead` if
+    /// that was of the file opened now, else a decoder started on it.
+    fn decode_if_told(
+        &mut self,
+        opened: Option<File>,
+        ahead: Option<Started>,
+    ) -> (Option<Reading<F>>, Option<Decoding>) {
         let Some(file) = opened else {
             return (None, None);
         };
         let started = match self.sources.how() {
             Some(How::Decoded(None)) => decode::decode(file)
                 .map(|(pipe, decoding)| (Reading::Handle((self.handle)(pipe)), Some(decoding))),
-            Some(How::Decoded(Some(format))) => decode::decode_file(file, format)
-                .map(|(pieces, decoding)| (Reading::Decoded(pieces), Some(decoding))),
+            Some(How::Decoded(Some(format))) => {
+                match ahead.and_then(|ahead| ahead.if_still(&file, format)) {
+                    Some(decoded) => Ok(decoded),
+                    None => decode::decode_file(file, format, decode::BUFFERS),
+                }
+                .map(|(pieces, decoding)| (Reading::Decoded(pieces), Some(decoding)))
+            }
             _ => Ok((Reading::Handle((self.handle)(file)), None)),
         };
         match started {

@@ -18,6 +18,8 @@
 //!   stops with a broken pipe, so `(echo a; sleep 30) | BIN | head -1` ends when `head` does. A
 //!   regular file never waits, decoded (`-z`) or not, and a read that a poll just found ready
 //!   need not watch.
+//! - Under `-z` with more than one decoder, the next sources may be decoded ahead
+//!   ([`Sources::ahead`]); each is still opened, told and read at its turn.
 //!
 //! A driver's loop ([`Driver`](crate::io::driver::Driver) holds what both drivers do alike): ask
 //! [`Sources::what_next`]; on [`Step::Open`] open the source and tell [`Sources::opened`]; on [`Step::Report`] hand
@@ -138,6 +140,8 @@ pub struct Sources {
     reader_gone: bool,
     /// `-z`: compressed sources are decoded.
     decompress: bool,
+    /// Under `-z`, how many sources may be decoding at once: the one read and those after it.
+    decoders: usize,
 }
 
 impl Sources {
@@ -162,6 +166,7 @@ impl Sources {
             output_is_pipe: false,
             reader_gone: false,
             decompress: false,
+            decoders: 1,
         }
     }
 
@@ -177,6 +182,24 @@ impl Sources {
     /// pipe, the decoder sniffing it and passing plain bytes on.
     pub fn decompress(&mut self, decompress: bool) {
         self.decompress = decompress;
+    }
+
+    /// Under `-z`, lets up to `decoders` sources (at least one) decode at once (`--decoders`):
+    /// the one read, and the [`ahead`](Self::ahead) of it.
+    pub fn decoders(&mut self, decoders: usize) {
+        self.decoders = decoders.max(1);
+    }
+
+    /// The sources after the one opening that may be decoded ahead, in order: under `-z` the
+    /// next `decoders - 1`, else none. Which of them are decoded ahead (compressed regular files
+    /// only) is for the driver to find, and nothing it finds is reported: each is opened again
+    /// at its turn, and only then told to [`opened`](Self::opened).
+    pub fn ahead(&self) -> impl Iterator<Item = &Source> {
+        let window = match self.decompress {
+            true => self.decoders - 1,
+            false => 0,
+        };
+        self.unopened.iter().rev().take(window)
     }
 
     /// Whether a regular file's first bytes are to be sniffed when it opens ([`Opened::format`]).
@@ -504,6 +527,40 @@ mod tests {
         sources.decoded(Ok(()));
         sources.read(Ok(0));
         assert_eq!(next(&mut sources), "End");
+    }
+
+    /// The names of the sources `sources` says may be decoded ahead.
+    fn ahead(sources: &Sources) -> Vec<String> {
+        sources.ahead().map(Source::name).collect()
+    }
+
+    #[test]
+    fn under_z_the_next_decoders_minus_one_sources_may_be_decoded_ahead() {
+        let mut sources = sources(&["a", "b", "-", "c"]);
+        sources.decoders(3);
+        assert_eq!(ahead(&sources), [] as [String; 0], "without -z none");
+        sources.decompress(true);
+        assert_eq!(ahead(&sources), ["a", "b"], "before any opens");
+        open(&mut sources, "a", Ok(FILE));
+        assert_eq!(
+            ahead(&sources),
+            ["b", "stdin"],
+            "those after the one opening"
+        );
+        sources.read(Ok(0));
+        open(&mut sources, "b", Ok(FILE));
+        assert_eq!(ahead(&sources), ["stdin", "c"]);
+        sources.read(Ok(0));
+        open(&mut sources, "stdin", Ok(PIPE));
+        assert_eq!(ahead(&sources), ["c"], "up to the last");
+        sources.decoders(1);
+        assert_eq!(
+            ahead(&sources),
+            [] as [String; 0],
+            "one decoder: none ahead"
+        );
+        sources.decoders(0);
+        assert_eq!(ahead(&sources), [] as [String; 0], "at least one decoder");
     }
 
     #[test]

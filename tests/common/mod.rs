@@ -145,6 +145,9 @@ pub const INVALID_ARGS: &[Variant] = &[
     variant!("pipeline", "--batch", "1048577"),
     variant!("std-baseline", "--buffer-size", "1073741825"),
     variant!("streamer", "--buffer-size", "100000000000000"),
+    variant!("streamer", "--decoders", "0"),
+    variant!("baseline", "--decoders", "1025"),
+    variant!("pipeline", "--decoders", "many"),
 ];
 
 /// The lines of `input`, each without its `\n`, as the contract splits them (docs/CONTRACT.md
@@ -208,6 +211,21 @@ pub fn padded_inputs(longest: usize) -> Vec<Vec<u8>> {
         }
     }
     inputs
+}
+
+/// The peak resident memory of the process `pid` (`VmHWM`), in bytes.
+pub fn peak_rss(pid: u32) -> u64 {
+    let status = fs::read_to_string(format!("/proc/{pid}/status")).expect("reading its status");
+    let kib = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .expect("VmHWM");
+    kib.trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse::<u64>()
+        .expect("a number")
+        * 1024
 }
 
 /// How long any one run may take before it counts as hung.
