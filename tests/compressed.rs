@@ -527,6 +527,74 @@ fn bad_compressed_input_is_one_line_and_the_next_file_is_read() {
     }
 }
 
+/// The output of `tool ARGS FILE`, or `None` (the test skipped) where the tool is missing.
+fn tool_output(tool: &str, package: &str, args: &[&str], file: &Path) -> Option<Vec<u8>> {
+    match Command::new(tool).args(args).arg(file).output() {
+        Ok(out) if out.status.success() => Some(out.stdout),
+        _ => {
+            skip(&format!(
+                "{tool} is not installed (apt-get install {package})"
+            ));
+            None
+        }
+    }
+}
+
+/// docs/CONTRACT.md §12.1 and §12.3 for a FILE whose parts are decoded at once (§12.4): the
+/// output is in the file's order, and a fault in a later part comes out after every part
+/// before it, as with one decoder: `pzstd`'s frames, each after a skippable frame that holds the
+/// frame's length.
+#[test]
+fn parts_decoded_at_once_come_out_in_order_and_faults_after_them() {
+    let text = text(100_000);
+    let plain = scratch_file("parts.txt", &text);
+    let Some(pzstd) = tool_output("pzstd", "zstd", &["-1", "-p", "2", "-c", "-q"], &plain) else {
+        return;
+    };
+    // The first frame, found by the length its skippable frame gives, decoded alone.
+    let second = 12 + u32::from_le_bytes(pzstd[8..12].try_into().unwrap()) as usize;
+    let mut first = zstd::decode_all(&pzstd[12..second]).unwrap();
+    // Its lines that end in it.
+    first.truncate(first.iter().rposition(|&byte| byte == b'\n').unwrap() + 1);
+    assert!(
+        first.len() < text.len() / 2,
+        "pzstd wrote frames of {}",
+        first.len()
+    );
+    let mut flipped = pzstd.clone();
+    flipped[second + 12 + 1000] ^= 0x55;
+    let cases = [
+        ("parts.pzst", pzstd.clone(), None),
+        (
+            "cut.pzst",
+            pzstd[..pzstd.len() * 3 / 4].to_vec(),
+            Some(("incomplete frame", Before::Prefix)),
+        ),
+        ("flipped.pzst", flipped, Some(("", Before::Other))),
+        (
+            "garbage.pzst",
+            [&pzstd[..], b"garbage"].concat(),
+            Some(("Unknown frame", Before::Whole)),
+        ),
+    ];
+    let next = scratch_file("parts-next", b"the next FILE\n");
+    for (name, bytes, fault) in cases {
+        let file = scratch_file(name, &bytes);
+        for variant in defaults() {
+            let Some((reason, before)) = fault else {
+                assert_decodes(variant, &[&file], b"", &text);
+                continue;
+            };
+            let finished = run_command(decompressing(variant, &[&file, &next]), b"");
+            assert_fails_after(variant, &finished, &file, reason, &text, before);
+            assert!(
+                finished.stdout.starts_with(&reference(&first)),
+                "{variant}: {name}: the first frame is not whole before the fault"
+            );
+        }
+    }
+}
+
 /// docs/CONTRACT.md §12.3 and §8.3: input that is the output is refused before anything is
 /// decoded.
 #[test]

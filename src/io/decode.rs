@@ -28,6 +28,7 @@
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Chain, Cursor, Read, Seek, Write};
+use std::num::NonZeroUsize;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::FileExt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -38,6 +39,8 @@ use flate2::bufread::MultiGzDecoder;
 
 use crate::error::panic_message;
 use crate::io::fd;
+
+mod frames;
 
 /// What a source holds, by its first bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -240,15 +243,22 @@ pub fn decode(source: File) -> io::Result<(File, Decoding)> {
         pipe: File::from(OwnedFd::from(writer)),
         buf: vec![0; BUFFER],
     };
-    let decoding = start(source, None, out)?;
+    let decoding = start(out, |out| run(Undecoded::new(source), None, out))?;
     Ok((File::from(OwnedFd::from(reader)), decoding))
 }
 
 /// Starts decoding a regular file that holds `format` (sniffed with [`sniff_file`]) on a thread of
-/// its own: returns its decoded bytes, handed over in memory, and how decoding ends.
-pub fn decode_file(source: File, format: Format) -> io::Result<(DecodedFile, Decoding)> {
+/// its own, and on up to `threads` more where its frames can be decoded apart
+/// ([`frames`]): returns its decoded bytes, handed over in memory and in order, and how decoding
+/// ends.
+pub fn decode_file(
+    source: File,
+    format: Format,
+    threads: NonZeroUsize,
+) -> io::Result<(DecodedFile, Decoding)> {
     let (to_reader, full) = bounded(BUFFERS);
-    let (to_decoder, empty) = bounded(BUFFERS);
+    // Room for every piece the decoders may hold, so that pieces are reused, not made anew.
+    let (to_decoder, empty) = bounded(BUFFERS + frames::pieces_ahead(threads));
     let out = BuffersOut {
         full: to_reader,
         empty,
@@ -256,7 +266,10 @@ pub fn decode_file(source: File, format: Format) -> io::Result<(DecodedFile, Dec
         buffer: Vec::new(),
         held: 0,
     };
-    let decoding = start(source, Some(format), out)?;
+    let decoding = start(out, move |out| match format {
+        Format::Zstd if threads.get() > 1 => frames::decode_zstd(source, threads, out),
+        _ => run(Undecoded::new(source), Some(format), out),
+    })?;
     let buffers = DecodedFile {
         full,
         empty: to_decoder,
@@ -266,26 +279,31 @@ pub fn decode_file(source: File, format: Format) -> io::Result<(DecodedFile, Dec
     Ok((buffers, decoding))
 }
 
-/// Starts the thread that decodes `source` into `out`, and tells how it ended before `out` is
-/// dropped, which ends the decoded bytes. A panic is told as a failure of the source.
-fn start(source: File, format: Option<Format>, mut out: impl Out) -> io::Result<Decoding> {
+/// Starts the thread that decodes into `out` with `decoding`, and tells how it ended before `out`
+/// is dropped, which ends the decoded bytes. A panic is told as a failure of the source.
+fn start<O: Out>(
+    mut out: O,
+    decoding: impl FnOnce(&mut O) -> Result<(), Failure> + Send + 'static,
+) -> io::Result<Decoding> {
     let (tell, ended) = bounded(1);
     thread::Builder::new()
         .name("decode".to_owned())
         .spawn(move || {
-            let ran = catch_unwind(AssertUnwindSafe(|| {
-                run(Undecoded::new(source), format, &mut out)
-            }));
-            let ended = ran.unwrap_or_else(|panic| {
-                let reason = io::Error::other(panic_message(&*panic));
-                Err(Failure::Decompressing(reason))
-            });
+            let ended = caught(|| decoding(&mut out));
             // The bytes before a failure are handed on too; a reader gone wants none of them.
             out.flush();
             let _ = tell.send(ended);
             drop(out);
         })?;
     Ok(Decoding { ended })
+}
+
+/// What `decoding` returned, or its panic as a failure of the source.
+fn caught(decoding: impl FnOnce() -> Result<(), Failure>) -> Result<(), Failure> {
+    catch_unwind(AssertUnwindSafe(decoding)).unwrap_or_else(|panic| {
+        let reason = io::Error::other(panic_message(&*panic));
+        Err(Failure::Decompressing(reason))
+    })
 }
 
 /// A regular file's decoded bytes as the reader takes them: whole buffers from the decoder's
@@ -385,6 +403,16 @@ impl BuffersOut {
         let mut buffer = std::mem::take(&mut self.buffer);
         buffer.truncate(std::mem::take(&mut self.held));
         self.full.send(buffer).is_ok()
+    }
+}
+
+impl BuffersOut {
+    /// Hands on `piece`, decoded elsewhere, after what is held: false when the reader has gone.
+    fn pass(&mut self, piece: Vec<u8>) -> bool {
+        if self.held > 0 && !self.hand_on() {
+            return false;
+        }
+        piece.is_empty() || self.full.send(piece).is_ok()
     }
 }
 
@@ -746,7 +774,7 @@ mod tests {
     }
 
     /// A zstd skippable frame holding `bytes`, which a decoder skips.
-    fn skippable(bytes: &[u8]) -> Vec<u8> {
+    pub(super) fn skippable(bytes: &[u8]) -> Vec<u8> {
         let mut frame = vec![0x50, 0x2a, 0x4d, 0x18];
         frame.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
         frame.extend_from_slice(bytes);
@@ -770,30 +798,33 @@ mod tests {
                 pipe.read_to_end(&mut out).unwrap();
                 decoding
             }
-            Some(format) => {
-                let (mut buffers, decoding) = decode_file(source, format).unwrap();
-                // Odd sizes, so that reads straddle buffers.
-                let mut buf = [0; 100_003];
-                loop {
-                    match buffers.read(&mut buf) {
-                        0 => break,
-                        n => out.extend_from_slice(&buf[..n]),
-                    }
-                }
-                decoding
-            }
+            Some(format) => return decoded_file(source, format, NonZeroUsize::MIN),
         };
         (out, decoding.finish())
     }
 
-    /// [`decoded`] both ways, `bytes` being `format`: what came and how it ended, each way.
-    fn decoded_both_ways(bytes: &[u8], format: Format) -> [(Vec<u8>, Result<(), Failure>); 2] {
-        [None, Some(format)].map(|way| decoded(piped(bytes.to_vec()), way))
+    /// Everything the regular file `source` decodes to, in buffers, with up to `threads`
+    /// decoders, and how decoding ended.
+    pub(super) fn decoded_file(
+        source: File,
+        format: Format,
+        threads: NonZeroUsize,
+    ) -> (Vec<u8>, Result<(), Failure>) {
+        let (mut buffers, decoding) = decode_file(source, format, threads).unwrap();
+        let mut out = Vec::new();
+        // Odd sizes, so that reads straddle buffers.
+        let mut buf = [0; 100_003];
+        loop {
+            match buffers.read(&mut buf) {
+                0 => break,
+                n => out.extend_from_slice(&buf[..n]),
+            }
+        }
+        (out, decoding.finish())
     }
 
-    /// What `bytes` decode to, sniffed as a stream is and as a regular file is, and how decoding
-    /// ended, each way.
-    fn sniffed_both_ways(bytes: &[u8]) -> [(Vec<u8>, Result<(), Failure>); 2] {
+    /// A regular file holding `bytes`, unlinked.
+    pub(super) fn file_of(bytes: &[u8]) -> File {
         static FILES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = FILES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let name = format!("pipelines-sniffed-{}-{n}", std::process::id());
@@ -801,14 +832,26 @@ mod tests {
         std::fs::write(&path, bytes).unwrap();
         let file = File::open(&path).unwrap();
         std::fs::remove_file(&path).unwrap();
-        let format = sniff_file(&file).unwrap();
+        file
+    }
+
+    /// [`decoded`] both ways, `bytes` being `format`: what came and how it ended, each way.
+    fn decoded_both_ways(bytes: &[u8], format: Format) -> [(Vec<u8>, Result<(), Failure>); 2] {
+        [None, Some(format)].map(|way| decoded(piped(bytes.to_vec()), way))
+    }
+
+    /// What `bytes` decode to, sniffed as a stream is and as a regular file is (decoded by one
+    /// decoder and by up to three), and how decoding ended, each way.
+    fn sniffed_every_way(bytes: &[u8]) -> [(Vec<u8>, Result<(), Failure>); 3] {
+        let format = sniff_file(&file_of(bytes)).unwrap();
         [
             decoded(piped(bytes.to_vec()), None),
-            decoded(file, Some(format)),
+            decoded(file_of(bytes), Some(format)),
+            decoded_file(file_of(bytes), format, NonZeroUsize::new(3).unwrap()),
         ]
     }
 
-    fn reason(ended: Result<(), Failure>) -> String {
+    pub(super) fn reason(ended: Result<(), Failure>) -> String {
         match ended {
             Err(Failure::Decompressing(reason)) => reason.to_string(),
             other => panic!("{other:?} instead of a decoding failure"),
@@ -938,7 +981,7 @@ mod tests {
         let padded_xz = [xz(half), vec![0; 8], xz(rest)].concat();
         let framed_lz4 = [lz4(half), skippable(b"not text"), lz4(rest), skippable(b"")].concat();
         for bytes in [both(xz), padded_xz, both(bzip2), both(lz4), framed_lz4] {
-            for (out, ended) in sniffed_both_ways(&bytes) {
+            for (out, ended) in sniffed_every_way(&bytes) {
                 assert!(out == text, "{} bytes of {}", out.len(), text.len());
                 assert!(ended.is_ok(), "{ended:?}");
             }
@@ -966,7 +1009,7 @@ mod tests {
             ([&empty[..], &long[..long.len() - 1]].concat(), b""),
         ];
         for (n, (bytes, text)) in cases.into_iter().enumerate() {
-            for (way, (out, ended)) in sniffed_both_ways(&bytes).into_iter().enumerate() {
+            for (way, (out, ended)) in sniffed_every_way(&bytes).into_iter().enumerate() {
                 assert_eq!(out, text, "case {n}, way {way}");
                 match n {
                     // Neither a zstd nor an LZ4 frame follows: zstd's decoder says so.
@@ -1114,7 +1157,7 @@ mod tests {
             ),
         ];
         for (n, (bytes, word, before)) in cases.into_iter().enumerate() {
-            for (out, ended) in sniffed_both_ways(&bytes) {
+            for (out, ended) in sniffed_every_way(&bytes) {
                 let prefix = before == Before::Other || text.starts_with(&out);
                 assert!(prefix, "case {n}: a prefix of the text");
                 assert!(
@@ -1125,7 +1168,7 @@ mod tests {
                 assert!(reason.contains(word), "case {n}: {reason}");
             }
         }
-        for (out, ended) in sniffed_both_ways(&xz_with_dictionary(&text, 27)) {
+        for (out, ended) in sniffed_every_way(&xz_with_dictionary(&text, 27)) {
             assert!(
                 out == text && ended.is_ok(),
                 "a 128 MiB dictionary is allowed"
@@ -1146,7 +1189,8 @@ mod tests {
             let decoding = match way {
                 None => decode(source).unwrap().1,
                 Some(format) => {
-                    let (mut buffers, decoding) = decode_file(source, format).unwrap();
+                    let (mut buffers, decoding) =
+                        decode_file(source, format, NonZeroUsize::MIN).unwrap();
                     assert_eq!(buffers.read(&mut [0; 10]), 10);
                     decoding
                 }

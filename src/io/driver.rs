@@ -6,6 +6,7 @@
 
 use std::fs::File;
 use std::io;
+use std::num::NonZeroUsize;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use crate::error::{Error, Failures};
@@ -142,8 +143,12 @@ impl<F> Driver<F> {
         let started = match self.sources.how() {
             Some(How::Decoded(None)) => decode::decode(file)
                 .map(|(pipe, decoding)| (Reading::Handle((self.handle)(pipe)), Some(decoding))),
-            Some(How::Decoded(Some(format))) => decode::decode_file(file, format)
-                .map(|(pieces, decoding)| (Reading::Decoded(pieces), Some(decoding))),
+            Some(How::Decoded(Some(format))) => {
+                // Every core, until the decoders become a knob of their own.
+                let cores = std::thread::available_parallelism().unwrap_or(NonZeroUsize::MIN);
+                decode::decode_file(file, format, cores)
+                    .map(|(pieces, decoding)| (Reading::Decoded(pieces), Some(decoding)))
+            }
             _ => Ok((Reading::Handle((self.handle)(file)), None)),
         };
         match started {
