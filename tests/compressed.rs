@@ -542,16 +542,22 @@ fn tool_output(tool: &str, package: &str, args: &[&str], file: &Path) -> Option<
 
 /// docs/CONTRACT.md §12.1 and §12.3 for a FILE whose parts are decoded at once (§12.4): the
 /// output is in the file's order, and a fault in a later part comes out after every part
-/// before it, as with one decoder: `pzstd`'s frames, each after a skippable frame that holds the
-/// frame's length.
+/// before it, as with one decoder: `pzstd`'s frames (each after a skippable frame that holds the
+/// frame's length) and the blocks of `xz -T2`, whose streams follow one another as `cat a.xz
+/// b.xz` writes them.
 #[test]
 fn parts_decoded_at_once_come_out_in_order_and_faults_after_them() {
     let text = text(100_000);
     let plain = scratch_file("parts.txt", &text);
-    let Some(pzstd) = tool_output("pzstd", "zstd", &["-1", "-p", "2", "-c", "-q"], &plain) else {
+    let pzstd_args = ["-1", "-p", "2", "-c", "-q"];
+    let Some(pzstd) = tool_output("pzstd", "zstd", &pzstd_args, &plain) else {
         return;
     };
-    // The first frame, found by the length its skippable frame gives, decoded alone.
+    let xz_args = ["-T2", "--block-size=256KiB", "-c"];
+    let Some(xz) = tool_output("xz", "xz-utils", &xz_args, &plain) else {
+        return;
+    };
+    // pzstd's first frame, found by the length its skippable frame gives, decoded alone.
     let second = 12 + u32::from_le_bytes(pzstd[8..12].try_into().unwrap()) as usize;
     let mut first = zstd::decode_all(&pzstd[12..second]).unwrap();
     // Its lines that end in it.
@@ -561,24 +567,74 @@ fn parts_decoded_at_once_come_out_in_order_and_faults_after_them() {
         "pzstd wrote frames of {}",
         first.len()
     );
-    let mut flipped = pzstd.clone();
-    flipped[second + 12 + 1000] ^= 0x55;
+    let flipped = |bytes: &[u8], at: usize| {
+        let mut bytes = bytes.to_vec();
+        bytes[at] ^= 0x55;
+        bytes
+    };
+    let whole = |bytes: &[u8], text: &[u8]| (bytes.to_vec(), text.to_vec(), None);
+    let bad = |bytes: Vec<u8>, reason, before| (bytes, text.clone(), Some((reason, before)));
+    let twice = [&text[..], &text].concat();
+    // (name, bytes, the text, the fault's reason and what comes before it, the text that
+    // comes out whole before the fault)
     let cases = [
-        ("parts.pzst", pzstd.clone(), None),
+        ("parts.pzst", whole(&pzstd, &text), &first[..]),
+        (
+            "twice.pzst",
+            whole(&[&pzstd[..], &pzstd].concat(), &twice),
+            &first,
+        ),
         (
             "cut.pzst",
-            pzstd[..pzstd.len() * 3 / 4].to_vec(),
-            Some(("incomplete frame", Before::Prefix)),
+            bad(
+                pzstd[..pzstd.len() * 3 / 4].to_vec(),
+                "incomplete frame",
+                Before::Prefix,
+            ),
+            &first,
         ),
-        ("flipped.pzst", flipped, Some(("", Before::Other))),
+        (
+            "flipped.pzst",
+            bad(flipped(&pzstd, second + 12 + 1000), "", Before::Other),
+            &first,
+        ),
         (
             "garbage.pzst",
-            [&pzstd[..], b"garbage"].concat(),
-            Some(("Unknown frame", Before::Whole)),
+            bad(
+                [&pzstd[..], b"garbage"].concat(),
+                "Unknown frame",
+                Before::Whole,
+            ),
+            &first,
+        ),
+        ("parts.xz", whole(&xz, &text), b""),
+        ("twice.xz", whole(&[&xz[..], &xz].concat(), &twice), b""),
+        (
+            "cut.xz",
+            bad(
+                xz[..xz.len() * 3 / 4].to_vec(),
+                "premature eof",
+                Before::Prefix,
+            ),
+            b"",
+        ),
+        (
+            "flipped.xz",
+            bad(flipped(&xz, xz.len() / 2), "data error", Before::Other),
+            b"",
+        ),
+        (
+            "garbage.xz",
+            bad(
+                [&xz[..], b"garbage, longer than a header"].concat(),
+                "data error",
+                Before::Whole,
+            ),
+            b"",
         ),
     ];
     let next = scratch_file("parts-next", b"the next FILE\n");
-    for (name, bytes, fault) in cases {
+    for (name, (bytes, text, fault), first) in cases {
         let file = scratch_file(name, &bytes);
         for variant in defaults() {
             let Some((reason, before)) = fault else {
@@ -588,7 +644,7 @@ fn parts_decoded_at_once_come_out_in_order_and_faults_after_them() {
             let finished = run_command(decompressing(variant, &[&file, &next]), b"");
             assert_fails_after(variant, &finished, &file, reason, &text, before);
             assert!(
-                finished.stdout.starts_with(&reference(&first)),
+                finished.stdout.starts_with(&reference(first)),
                 "{variant}: {name}: the first frame is not whole before the fault"
             );
         }

@@ -243,7 +243,7 @@ pub fn decode(source: File) -> io::Result<(File, Decoding)> {
         pipe: File::from(OwnedFd::from(writer)),
         buf: vec![0; BUFFER],
     };
-    let decoding = start(out, |out| run(Undecoded::new(source), None, out))?;
+    let decoding = start(out, |out| run(Undecoded::new(source), None, ONE, out))?;
     Ok((File::from(OwnedFd::from(reader)), decoding))
 }
 
@@ -268,7 +268,7 @@ pub fn decode_file(
     };
     let decoding = start(out, move |out| match format {
         Format::Zstd if threads.get() > 1 => frames::decode_zstd(source, threads, out),
-        _ => run(Undecoded::new(source), Some(format), out),
+        _ => run(Undecoded::new(source), Some(format), threads, out),
     })?;
     let buffers = DecodedFile {
         full,
@@ -475,8 +475,17 @@ type Sniffed = Chain<Cursor<Vec<u8>>, Undecoded>;
 /// bounded (CONTRACT §10), and the decoder's own state beside it. `xz -9` uses 64 MiB.
 const XZ_MEMORY_LIMIT: u64 = (128 + 1) << 20;
 
-/// The thread's body: sniffs unless `format` is known, then decodes or copies into `out`.
-fn run(mut source: Undecoded, format: Option<Format>, out: &mut impl Out) -> Result<(), Failure> {
+/// One decoder, as a stream (which may be live) is decoded.
+const ONE: NonZeroUsize = NonZeroUsize::MIN;
+
+/// The thread's body: sniffs unless `format` is known, then decodes or copies into `out`, an xz
+/// stream's blocks on up to `threads` threads.
+fn run(
+    mut source: Undecoded,
+    format: Option<Format>,
+    threads: NonZeroUsize,
+    out: &mut impl Out,
+) -> Result<(), Failure> {
     let (format, start) = match format {
         Some(format) => (format, Vec::new()),
         None => sniff_stream(&mut source)?,
@@ -495,7 +504,7 @@ fn run(mut source: Undecoded, format: Option<Format>, out: &mut impl Out) -> Res
             pump(decoder, |decoder| decoder.get_mut().get_mut(), out)
         }
         Format::Xz => {
-            let decoder = XzStreams::new(buffered(input)).map_err(decompressing)?;
+            let decoder = XzStreams::new(buffered(input), threads).map_err(decompressing)?;
             pump(decoder, |decoder| decoder.input.get_mut(), out)
         }
         Format::Bzip2 => {
@@ -586,26 +595,81 @@ fn pump<R: Read>(
 }
 
 /// xz streams one after another, stream padding between them, read as liblzma's own `XzDecoder`
-/// reads them but for one thing: the bytes decoded by the call that finds a fault are handed on
-/// before the fault is told, so that every byte of a stream comes out before the garbage after it.
+/// reads them but for two things: the bytes decoded by the call that finds a fault are handed on
+/// before the fault is told, so that every byte of a stream comes out before the garbage after it;
+/// and with more than one thread, each stream is decoded by liblzma's threaded decoder, which
+/// decodes a stream's blocks at once where the encoder recorded their sizes (`xz -T2` does) and
+/// ends at the stream's end (the crate sets no `CONCATENATED` for it), so the next stream is
+/// begun here, past the padding.
 struct XzStreams {
     stream: liblzma::stream::Stream,
     input: BufReader<Sniffed>,
     /// The fault found by a call that also decoded bytes, told at the next read.
     fault: Option<liblzma::stream::Error>,
+    /// The threads liblzma may start, one stream at a time; `None`: one decoder, every stream.
+    threads: Option<u32>,
+    /// A stream has ended: the next, if any, is to be begun.
+    between_streams: bool,
+    /// The stream being decoded is not the first.
+    later: bool,
 }
 
 impl XzStreams {
-    fn new(input: BufReader<Sniffed>) -> io::Result<Self> {
-        let stream = liblzma::stream::Stream::new_stream_decoder(
-            XZ_MEMORY_LIMIT,
-            liblzma::stream::CONCATENATED,
-        )?;
+    fn new(input: BufReader<Sniffed>, threads: NonZeroUsize) -> io::Result<Self> {
+        let threads = u32::try_from(threads.get())
+            .ok()
+            .filter(|&threads| threads > 1);
         Ok(XzStreams {
-            stream,
+            stream: Self::decoder(threads)?,
             input,
             fault: None,
+            threads,
+            between_streams: false,
+            later: false,
         })
+    }
+
+    /// A decoder of every stream to the end, or, with threads, of one stream. Its memory is
+    /// bounded as one decoder's is ([`XZ_MEMORY_LIMIT`]); within that bound liblzma starts as
+    /// many of the threads as fit (its default bound for threads, 0, starts one).
+    fn decoder(threads: Option<u32>) -> io::Result<liblzma::stream::Stream> {
+        let decoder = match threads {
+            None => liblzma::stream::Stream::new_stream_decoder(
+                XZ_MEMORY_LIMIT,
+                liblzma::stream::CONCATENATED,
+            ),
+            Some(threads) => liblzma::stream::MtStreamBuilder::new()
+                .threads(threads)
+                .memlimit_threading(XZ_MEMORY_LIMIT)
+                .memlimit_stop(XZ_MEMORY_LIMIT)
+                .decoder(),
+        };
+        Ok(decoder?)
+    }
+
+    /// Passes over the stream padding after a stream (zero bytes, four at a time) and begins the
+    /// next stream's decoder: false at the input's end.
+    fn next_stream(&mut self, threads: Option<u32>) -> io::Result<bool> {
+        let mut padding = 0;
+        let ended = loop {
+            let input = self.input.fill_buf()?;
+            let zeros = input.iter().take_while(|&&byte| byte == 0).count();
+            let (ended, more) = (input.is_empty(), zeros < input.len());
+            self.input.consume(zeros);
+            padding += zeros;
+            if ended || more {
+                break ended;
+            }
+        };
+        if padding % 4 != 0 {
+            // What liblzma's own concatenated decoding says of it.
+            return Err(liblzma::stream::Error::Data.into());
+        }
+        if !ended {
+            self.stream = Self::decoder(threads)?;
+            (self.between_streams, self.later) = (false, true);
+        }
+        Ok(!ended)
     }
 }
 
@@ -616,6 +680,9 @@ impl Read for XzStreams {
             return Err(fault.into());
         }
         loop {
+            if self.between_streams && !self.next_stream(self.threads)? {
+                return Ok(0);
+            }
             let input = self.input.fill_buf()?;
             let ended = input.is_empty();
             let (read_before, decoded_before) = (self.stream.total_in(), self.stream.total_out());
@@ -625,11 +692,22 @@ impl Read for XzStreams {
             let decoded = (self.stream.total_out() - decoded_before) as usize;
             self.input.consume(read);
             match status {
+                // What does not begin a stream after a stream is, to liblzma's own
+                // concatenated decoding, corrupt data.
+                Err(liblzma::stream::Error::Format) if self.later => {
+                    return Err(liblzma::stream::Error::Data.into());
+                }
                 Err(fault) if decoded > 0 => {
                     self.fault = Some(fault);
                     return Ok(decoded);
                 }
                 Err(fault) => return Err(fault.into()),
+                Ok(Status::StreamEnd) if self.threads.is_some() => {
+                    self.between_streams = true;
+                    if decoded > 0 {
+                        return Ok(decoded);
+                    }
+                }
                 Ok(Status::StreamEnd) => return Ok(decoded),
                 Ok(_) if decoded > 0 => return Ok(decoded),
                 Ok(_) if ended => {

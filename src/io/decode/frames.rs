@@ -30,7 +30,7 @@ use std::thread;
 use crossbeam_channel::{Receiver, Sender, bounded};
 use zstd::stream::raw::{Decoder, InBuffer, Operation, OutBuffer};
 
-use super::{BUFFER, BuffersOut, Failure, Format, Undecoded, caught, incomplete_frame, run};
+use super::{BUFFER, BuffersOut, Failure, Format, ONE, Undecoded, caught, incomplete_frame, run};
 
 /// The widest window a frame may have to be decoded beside others: `zstd -19`'s and `pzstd`'s
 /// widest (8 MiB). Frames wider than that are rare, and each decoder holds its frame's window, so
@@ -77,7 +77,7 @@ pub(super) fn decode_zstd(
 ) -> Result<(), Failure> {
     // Where the file cannot be walked (it has no offset or size), the one decoder reads it.
     let Ok(mut walk) = Walk::new(&source) else {
-        return run(Undecoded::new(source), Some(Format::Zstd), out);
+        return run(Undecoded::new(source), Some(Format::Zstd), ONE, out);
     };
     let start = walk.at;
     let frames = [walk.next(&source), walk.next(&source)];
@@ -149,7 +149,7 @@ struct Walking {
 fn decode_rest(source: &File, at: u64, out: &mut BuffersOut) -> Result<(), Failure> {
     let mut rest = source.try_clone().map_err(Failure::Reading)?;
     rest.seek(SeekFrom::Start(at)).map_err(Failure::Reading)?;
-    run(Undecoded::new(rest), Some(Format::Zstd), out)
+    run(Undecoded::new(rest), Some(Format::Zstd), ONE, out)
 }
 
 /// A decoder's thread: takes the next frame from the walk and decodes it, until the walk ends or
