@@ -80,6 +80,39 @@ type Encoder = fn(&[u8]) -> Vec<u8>;
 /// Each format's encoder.
 const ENCODERS: [Encoder; 5] = [gzip, zstd, xz, bzip2, lz4];
 
+/// `bytes` in three zstd frames, skippable frames between, as `pzstd` cuts a file (its frames
+/// are decoded at once, CONTRACT §12.4).
+fn zstd_frames(bytes: &[u8]) -> Vec<u8> {
+    let third = bytes.len() / 3;
+    let (first, rest) = bytes.split_at(third);
+    let (second, last) = rest.split_at(third);
+    [
+        zstd(first),
+        skippable(b"x"),
+        zstd(second),
+        skippable(b""),
+        zstd(last),
+    ]
+    .concat()
+}
+
+/// `bytes` in an xz stream of 4 KiB blocks whose sizes are recorded, as `xz -T2` writes them
+/// (decoded at once, CONTRACT §12.4).
+fn xz_blocks(bytes: &[u8]) -> Vec<u8> {
+    let stream = liblzma::stream::MtStreamBuilder::new()
+        .threads(2)
+        .block_size(4096)
+        .preset(1)
+        .encoder()
+        .unwrap();
+    let mut encoder = liblzma::write::XzEncoder::new_stream(Vec::new(), stream);
+    encoder.write_all(bytes).unwrap();
+    encoder.finish().unwrap()
+}
+
+/// The encoders of files whose parts are decoded at once.
+const PARTED: [Encoder; 2] = [zstd_frames, xz_blocks];
+
 /// A zstd (and LZ4) skippable frame holding `bytes`, which a decoder skips.
 fn skippable(bytes: &[u8]) -> Vec<u8> {
     let mut frame = vec![0x50, 0x2a, 0x4d, 0x18];
@@ -774,16 +807,16 @@ fn decoded(input: &[u8]) -> std::io::Result<Vec<u8>> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
 
-    /// docs/CONTRACT.md §12.3 and §5.3: random and damaged compressed input of every format never
-    /// panics: exit 0 with the decoded bytes rendered, or exit 1 with one well-formed line.
+    /// docs/CONTRACT.md §12.3 and §5.3: random and damaged compressed input of every format
+    /// (files whose parts are decoded at once too) never panics: exit 0 with the decoded bytes rendered, or exit 1 with one well-formed line.
     #[test]
     fn damaged_input_is_a_clean_failure(
         text in line_soup(2000),
-        format in 0..ENCODERS.len(),
+        format in 0..ENCODERS.len() + PARTED.len(),
         edits in prop::collection::vec((0.0..1.0f64, any::<u8>(), any::<u8>()), 0..4),
         noise in prop::collection::vec(any::<u8>(), 0..64),
     ) {
-        let compressed = ENCODERS[format](&text);
+        let compressed = ENCODERS.iter().chain(&PARTED).nth(format).unwrap()(&text);
         // The format's magic, then noise.
         let magic = &compressed[..compressed.len().min(10)];
         for input in [mutated(compressed.clone(), &edits), [magic, &noise].concat()] {

@@ -248,9 +248,9 @@ pub fn decode(source: File) -> io::Result<(File, Decoding)> {
 }
 
 /// Starts decoding a regular file that holds `format` (sniffed with [`sniff_file`]) on a thread of
-/// its own, and on up to `threads` more where its frames can be decoded apart
-/// ([`frames`]): returns its decoded bytes, handed over in memory and in order, and how decoding
-/// ends.
+/// its own, with up to `threads` decoders where its parts decode apart (zstd frames, an xz
+/// stream's blocks; CONTRACT §12.4): returns its decoded bytes, handed over in memory and in the
+/// file's order, and how decoding ends.
 pub fn decode_file(
     source: File,
     format: Format,
