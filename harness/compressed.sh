@@ -10,7 +10,8 @@
 #   each decoder alone to /dev/null as the reference: zcat, pigz, zstd, and tools' `decode`, the
 #   crates the binaries decode with, in the same pieces, alone: the floor of `X -z`;
 # the other formats for `batched` alone, beside each tool's own decoder (`pzstd`'s files, a
-# skippable frame before each frame; `xz -T1`; `bzip2 -9`; `lz4`): `TOOL -dc F`,
+# skippable frame before each frame; `xz -T1`; `xz -T2`, whose blocks `-z` decodes on every core,
+# beside `xz -dc -T1` and `-T2`; `bzip2 -9`; `lz4`): `TOOL -dc F`,
 # `TOOL -dc F | batched`, `batched -z F`;
 # eight rotated gzip files (the text `split -n l/8` at line ends, as logrotate cuts a log, each
 # part `gzip -6`), for `batched` alone: `batched -z F.0*.gz` (the next FILEs decoded ahead, CONTRACT
@@ -23,9 +24,11 @@
 # sudo apt-get install gzip pigz zstd xz-utils bzip2 lz4 parallel time
 
 # Each format: its file's extension, and the command that makes it.
-declare -A COMPRESSED_EXTENSION=([gzip]=gz [zstd]=zst [pzstd]=pzst [xz]=xz [bzip2]=bz2 [lz4]=lz4)
+# xz-T2: `xz -T2`'s blocks, which `-z` decodes on every core (CONTRACT §12.4).
+declare -A COMPRESSED_EXTENSION=([gzip]=gz [zstd]=zst [pzstd]=pzst [xz]=xz [xz-T2]=T2.xz [bzip2]=bz2
+    [lz4]=lz4)
 declare -A COMPRESSOR=([gzip]="gzip -6 -n -c" [zstd]="zstd -3 -q -c" [pzstd]="pzstd -3 -p 2 -q -c"
-    [xz]="xz -6 -T1 -c" [bzip2]="bzip2 -9 -c" [lz4]="lz4 -q -c")
+    [xz]="xz -6 -T1 -c" [xz-T2]="xz -6 -T2 -c" [bzip2]="bzip2 -9 -c" [lz4]="lz4 -q -c")
 
 COMPRESSED_BYTES=$((TEXT_BYTES / 4))
 
@@ -46,7 +49,7 @@ compressed_section() {
     for text in logs man; do
         file=$(text_file "$text" "$COMPRESSED_BYTES")
         gz=$file.gz zst=$file.zst
-        for format in gzip zstd pzstd xz bzip2 lz4; do
+        for format in gzip zstd pzstd xz xz-T2 bzip2 lz4; do
             compressed=$file.${COMPRESSED_EXTENSION[$format]}
             [[ -f $compressed ]] || ${COMPRESSOR[$format]} "$file" > "$compressed"
             labels=() commands=()
@@ -58,6 +61,10 @@ compressed_section() {
                 zstd)
                     labels+=("decode (zstd crate) alone" "zstd -dc alone")
                     commands+=("$(q "$BIN_DIR/decode") $(q "$zst")" "zstd -dc $(q "$zst")")
+                    ;;
+                xz-T2)
+                    labels+=("xz -dc -T2 alone")
+                    commands+=("xz -q -dc -T2 $(q "$compressed")")
                     ;;
                 *)
                     labels+=("$format -dc alone")
@@ -76,6 +83,12 @@ compressed_section() {
                     zstd)
                         labels+=("zstd -dc F.zst | $variant" "$variant -z F.zst")
                         commands+=("zstd -dc $(q "$zst") | $cmd" "$cmd -z $(q "$zst")")
+                        ;;
+                    xz-T2)
+                        [[ $variant == batched ]] || continue
+                        labels+=("xz -dc -T1 F | $variant" "xz -dc -T2 F | $variant" "$variant -z F")
+                        commands+=("xz -q -dc -T1 $(q "$compressed") | $cmd" \
+                            "xz -q -dc -T2 $(q "$compressed") | $cmd" "$cmd -z $(q "$compressed")")
                         ;;
                     *)
                         # The other formats' cost is their decoder's: one binary shows it.

@@ -80,6 +80,39 @@ type Encoder = fn(&[u8]) -> Vec<u8>;
 /// Each format's encoder.
 const ENCODERS: [Encoder; 5] = [gzip, zstd, xz, bzip2, lz4];
 
+/// `bytes` in three zstd frames, skippable frames between, as `pzstd` cuts a file (its frames
+/// are decoded at once, CONTRACT §12.4).
+fn zstd_frames(bytes: &[u8]) -> Vec<u8> {
+    let third = bytes.len() / 3;
+    let (first, rest) = bytes.split_at(third);
+    let (second, last) = rest.split_at(third);
+    [
+        zstd(first),
+        skippable(b"x"),
+        zstd(second),
+        skippable(b""),
+        zstd(last),
+    ]
+    .concat()
+}
+
+/// `bytes` in an xz stream of 4 KiB blocks whose sizes are recorded, as `xz -T2` writes them
+/// (decoded at once, CONTRACT §12.4).
+fn xz_blocks(bytes: &[u8]) -> Vec<u8> {
+    let stream = liblzma::stream::MtStreamBuilder::new()
+        .threads(2)
+        .block_size(4096)
+        .preset(1)
+        .encoder()
+        .unwrap();
+    let mut encoder = liblzma::write::XzEncoder::new_stream(Vec::new(), stream);
+    encoder.write_all(bytes).unwrap();
+    encoder.finish().unwrap()
+}
+
+/// The encoders of files whose parts are decoded at once.
+const PARTED: [Encoder; 2] = [zstd_frames, xz_blocks];
+
 /// A zstd (and LZ4) skippable frame holding `bytes`, which a decoder skips.
 fn skippable(bytes: &[u8]) -> Vec<u8> {
     let mut frame = vec![0x50, 0x2a, 0x4d, 0x18];
@@ -527,6 +560,130 @@ fn bad_compressed_input_is_one_line_and_the_next_file_is_read() {
     }
 }
 
+/// The output of `tool ARGS FILE`, or `None` (the test skipped) where the tool is missing.
+fn tool_output(tool: &str, package: &str, args: &[&str], file: &Path) -> Option<Vec<u8>> {
+    match Command::new(tool).args(args).arg(file).output() {
+        Ok(out) if out.status.success() => Some(out.stdout),
+        _ => {
+            skip(&format!(
+                "{tool} is not installed (apt-get install {package})"
+            ));
+            None
+        }
+    }
+}
+
+/// docs/CONTRACT.md §12.1 and §12.3 for a FILE whose parts are decoded at once (§12.4): the
+/// output is in the file's order, and a fault in a later part comes out after every part
+/// before it, as with one decoder: `pzstd`'s frames (each after a skippable frame that holds the
+/// frame's length) and the blocks of `xz -T2`, whose streams follow one another as `cat a.xz
+/// b.xz` writes them.
+#[test]
+fn parts_decoded_at_once_come_out_in_order_and_faults_after_them() {
+    let text = text(100_000);
+    let plain = scratch_file("parts.txt", &text);
+    let pzstd_args = ["-1", "-p", "2", "-c", "-q"];
+    let Some(pzstd) = tool_output("pzstd", "zstd", &pzstd_args, &plain) else {
+        return;
+    };
+    let xz_args = ["-T2", "--block-size=256KiB", "-c"];
+    let Some(xz) = tool_output("xz", "xz-utils", &xz_args, &plain) else {
+        return;
+    };
+    // pzstd's first frame, found by the length its skippable frame gives, decoded alone.
+    let second = 12 + u32::from_le_bytes(pzstd[8..12].try_into().unwrap()) as usize;
+    let mut first = zstd::decode_all(&pzstd[12..second]).unwrap();
+    // Its lines that end in it.
+    first.truncate(first.iter().rposition(|&byte| byte == b'\n').unwrap() + 1);
+    assert!(
+        first.len() < text.len() / 2,
+        "pzstd wrote frames of {}",
+        first.len()
+    );
+    let flipped = |bytes: &[u8], at: usize| {
+        let mut bytes = bytes.to_vec();
+        bytes[at] ^= 0x55;
+        bytes
+    };
+    let whole = |bytes: &[u8], text: &[u8]| (bytes.to_vec(), text.to_vec(), None);
+    let bad = |bytes: Vec<u8>, reason, before| (bytes, text.clone(), Some((reason, before)));
+    let twice = [&text[..], &text].concat();
+    // (name, bytes, the text, the fault's reason and what comes before it, the text that
+    // comes out whole before the fault)
+    let cases = [
+        ("parts.pzst", whole(&pzstd, &text), &first[..]),
+        (
+            "twice.pzst",
+            whole(&[&pzstd[..], &pzstd].concat(), &twice),
+            &first,
+        ),
+        (
+            "cut.pzst",
+            bad(
+                pzstd[..pzstd.len() * 3 / 4].to_vec(),
+                "incomplete frame",
+                Before::Prefix,
+            ),
+            &first,
+        ),
+        (
+            "flipped.pzst",
+            bad(flipped(&pzstd, second + 12 + 1000), "", Before::Other),
+            &first,
+        ),
+        (
+            "garbage.pzst",
+            bad(
+                [&pzstd[..], b"garbage"].concat(),
+                "Unknown frame",
+                Before::Whole,
+            ),
+            &first,
+        ),
+        ("parts.xz", whole(&xz, &text), b""),
+        ("twice.xz", whole(&[&xz[..], &xz].concat(), &twice), b""),
+        (
+            "cut.xz",
+            bad(
+                xz[..xz.len() * 3 / 4].to_vec(),
+                "premature eof",
+                Before::Prefix,
+            ),
+            b"",
+        ),
+        (
+            "flipped.xz",
+            bad(flipped(&xz, xz.len() / 2), "data error", Before::Other),
+            b"",
+        ),
+        (
+            "garbage.xz",
+            bad(
+                [&xz[..], b"garbage, longer than a header"].concat(),
+                "data error",
+                Before::Whole,
+            ),
+            b"",
+        ),
+    ];
+    let next = scratch_file("parts-next", b"the next FILE\n");
+    for (name, (bytes, text, fault), first) in cases {
+        let file = scratch_file(name, &bytes);
+        for variant in defaults() {
+            let Some((reason, before)) = fault else {
+                assert_decodes(variant, &[&file], b"", &text);
+                continue;
+            };
+            let finished = run_command(decompressing(variant, &[&file, &next]), b"");
+            assert_fails_after(variant, &finished, &file, reason, &text, before);
+            assert!(
+                finished.stdout.starts_with(&reference(first)),
+                "{variant}: {name}: the first frame is not whole before the fault"
+            );
+        }
+    }
+}
+
 /// docs/CONTRACT.md §12.3 and §8.3: input that is the output is refused before anything is
 /// decoded.
 #[test]
@@ -635,16 +792,16 @@ fn decoded(input: &[u8]) -> std::io::Result<Vec<u8>> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
 
-    /// docs/CONTRACT.md §12.3 and §5.3: random and damaged compressed input of every format never
-    /// panics: exit 0 with the decoded bytes rendered, or exit 1 with one well-formed line.
+    /// docs/CONTRACT.md §12.3 and §5.3: random and damaged compressed input of every format
+    /// (files whose parts are decoded at once too) never panics: exit 0 with the decoded bytes rendered, or exit 1 with one well-formed line.
     #[test]
     fn damaged_input_is_a_clean_failure(
         text in line_soup(2000),
-        format in 0..ENCODERS.len(),
+        format in 0..ENCODERS.len() + PARTED.len(),
         edits in prop::collection::vec((0.0..1.0f64, any::<u8>(), any::<u8>()), 0..4),
         noise in prop::collection::vec(any::<u8>(), 0..64),
     ) {
-        let compressed = ENCODERS[format](&text);
+        let compressed = ENCODERS.iter().chain(&PARTED).nth(format).unwrap()(&text);
         // The format's magic, then noise.
         let magic = &compressed[..compressed.len().min(10)];
         for input in [mutated(compressed.clone(), &edits), [magic, &noise].concat()] {

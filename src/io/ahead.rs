@@ -15,6 +15,7 @@
 
 use std::collections::VecDeque;
 use std::fs::{File, OpenOptions};
+use std::num::NonZeroUsize;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::Path;
@@ -142,7 +143,7 @@ fn start(path: &Path, output: Option<BorrowedFd<'_>>, buffers: usize) -> Option<
     if format == Format::Plain {
         return None;
     }
-    let (decoded, decoding) = decode::decode_file(file, format, buffers).ok()?;
+    let (decoded, decoding) = decode::decode_file(file, format, buffers, NonZeroUsize::MIN).ok()?;
     Some(Started {
         identity,
         format,

@@ -28,6 +28,7 @@
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Chain, Cursor, Read, Seek, Write};
+use std::num::NonZeroUsize;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::FileExt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -39,6 +40,8 @@ use flate2::bufread::MultiGzDecoder;
 
 use crate::error::panic_message;
 use crate::io::fd;
+
+mod frames;
 
 /// What a source holds, by its first bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -263,21 +266,25 @@ pub fn decode(source: File) -> io::Result<(File, Decoding)> {
         pipe: File::from(OwnedFd::from(writer)),
         buf: vec![0; BUFFER],
     };
-    let decoding = start(source, None, out)?;
+    let decoding = start(out, |out| run(Undecoded::new(source), None, ONE, out))?;
     Ok((File::from(OwnedFd::from(reader)), decoding))
 }
 
 /// Starts decoding a regular file that holds `format` (sniffed with [`sniff_file`]) on a thread of
 /// its own, holding at most `buffers` decoded buffers (at least one) that the reader has not
-/// taken: returns its decoded bytes, handed over in memory, and how decoding ends.
+/// taken, with up to `threads` decoders where its parts decode apart (zstd frames, an xz stream's
+/// blocks; CONTRACT §12.4): returns its decoded bytes, handed over in memory and in the file's
+/// order, and how decoding ends.
 pub fn decode_file(
     source: File,
     format: Format,
     buffers: usize,
+    threads: NonZeroUsize,
 ) -> io::Result<(DecodedFile, Decoding)> {
     let buffers = buffers.max(1);
     let (to_reader, full) = bounded(buffers);
-    let (to_decoder, empty) = bounded(buffers);
+    // Room for every piece the decoders may hold, so that pieces are reused, not made anew.
+    let (to_decoder, empty) = bounded(buffers + frames::pieces_ahead(threads));
     let out = BuffersOut {
         full: to_reader,
         empty,
@@ -286,7 +293,10 @@ pub fn decode_file(
         buffer: Vec::new(),
         held: 0,
     };
-    let decoding = start(source, Some(format), out)?;
+    let decoding = start(out, move |out| match format {
+        Format::Zstd if threads.get() > 1 => frames::decode_zstd(source, threads, out),
+        _ => run(Undecoded::new(source), Some(format), threads, out),
+    })?;
     let buffers = DecodedFile {
         full,
         empty: to_decoder,
@@ -296,26 +306,31 @@ pub fn decode_file(
     Ok((buffers, decoding))
 }
 
-/// Starts the thread that decodes `source` into `out`, and tells how it ended before `out` is
-/// dropped, which ends the decoded bytes. A panic is told as a failure of the source.
-fn start(source: File, format: Option<Format>, mut out: impl Out) -> io::Result<Decoding> {
+/// Starts the thread that decodes into `out` with `decoding`, and tells how it ended before `out`
+/// is dropped, which ends the decoded bytes. A panic is told as a failure of the source.
+fn start<O: Out>(
+    mut out: O,
+    decoding: impl FnOnce(&mut O) -> Result<(), Failure> + Send + 'static,
+) -> io::Result<Decoding> {
     let (tell, ended) = bounded(1);
     thread::Builder::new()
         .name("decode".to_owned())
         .spawn(move || {
-            let ran = catch_unwind(AssertUnwindSafe(|| {
-                run(Undecoded::new(source), format, &mut out)
-            }));
-            let ended = ran.unwrap_or_else(|panic| {
-                let reason = io::Error::other(panic_message(&*panic));
-                Err(Failure::Decompressing(reason))
-            });
+            let ended = caught(|| decoding(&mut out));
             // The bytes before a failure are handed on too; a reader gone wants none of them.
             out.flush();
             let _ = tell.send(ended);
             drop(out);
         })?;
     Ok(Decoding { ended })
+}
+
+/// What `decoding` returned, or its panic as a failure of the source.
+fn caught(decoding: impl FnOnce() -> Result<(), Failure>) -> Result<(), Failure> {
+    catch_unwind(AssertUnwindSafe(decoding)).unwrap_or_else(|panic| {
+        let reason = io::Error::other(panic_message(&*panic));
+        Err(Failure::Decompressing(reason))
+    })
 }
 
 /// A regular file's decoded bytes as the reader takes them: whole buffers from the decoder's
@@ -429,6 +444,16 @@ impl BuffersOut {
     }
 }
 
+impl BuffersOut {
+    /// Hands on `piece`, decoded elsewhere, after what is held: false when the reader has gone.
+    fn pass(&mut self, piece: Vec<u8>) -> bool {
+        if self.held > 0 && !self.hand_on() {
+            return false;
+        }
+        piece.is_empty() || self.full.send(piece).is_ok()
+    }
+}
+
 impl Out for BuffersOut {
     fn room(&mut self) -> Option<&mut [u8]> {
         if self.buffer.is_empty() {
@@ -499,8 +524,17 @@ type Sniffed = Chain<Cursor<Vec<u8>>, Undecoded>;
 /// bounded (CONTRACT §10), and the decoder's own state beside it. `xz -9` uses 64 MiB.
 const XZ_MEMORY_LIMIT: u64 = (128 + 1) << 20;
 
-/// The thread's body: sniffs unless `format` is known, then decodes or copies into `out`.
-fn run(mut source: Undecoded, format: Option<Format>, out: &mut impl Out) -> Result<(), Failure> {
+/// One decoder, as a stream (which may be live) is decoded.
+const ONE: NonZeroUsize = NonZeroUsize::MIN;
+
+/// The thread's body: sniffs unless `format` is known, then decodes or copies into `out`, an xz
+/// stream's blocks on up to `threads` threads.
+fn run(
+    mut source: Undecoded,
+    format: Option<Format>,
+    threads: NonZeroUsize,
+    out: &mut impl Out,
+) -> Result<(), Failure> {
     let (format, start) = match format {
         Some(format) => (format, Vec::new()),
         None => sniff_stream(&mut source)?,
@@ -519,7 +553,7 @@ fn run(mut source: Undecoded, format: Option<Format>, out: &mut impl Out) -> Res
             pump(decoder, |decoder| decoder.get_mut().get_mut(), out)
         }
         Format::Xz => {
-            let decoder = XzStreams::new(buffered(input)).map_err(decompressing)?;
+            let decoder = XzStreams::new(buffered(input), threads).map_err(decompressing)?;
             pump(decoder, |decoder| decoder.input.get_mut(), out)
         }
         Format::Bzip2 => {
@@ -610,26 +644,81 @@ fn pump<R: Read>(
 }
 
 /// xz streams one after another, stream padding between them, read as liblzma's own `XzDecoder`
-/// reads them but for one thing: the bytes decoded by the call that finds a fault are handed on
-/// before the fault is told, so that every byte of a stream comes out before the garbage after it.
+/// reads them but for two things: the bytes decoded by the call that finds a fault are handed on
+/// before the fault is told, so that every byte of a stream comes out before the garbage after it;
+/// and with more than one thread, each stream is decoded by liblzma's threaded decoder, which
+/// decodes a stream's blocks at once where the encoder recorded their sizes (`xz -T2` does) and
+/// ends at the stream's end (the crate sets no `CONCATENATED` for it), so the next stream is
+/// begun here, past the padding.
 struct XzStreams {
     stream: liblzma::stream::Stream,
     input: BufReader<Sniffed>,
     /// The fault found by a call that also decoded bytes, told at the next read.
     fault: Option<liblzma::stream::Error>,
+    /// The threads liblzma may start, one stream at a time; `None`: one decoder, every stream.
+    threads: Option<u32>,
+    /// A stream has ended: the next, if any, is to be begun.
+    between_streams: bool,
+    /// The stream being decoded is not the first.
+    later: bool,
 }
 
 impl XzStreams {
-    fn new(input: BufReader<Sniffed>) -> io::Result<Self> {
-        let stream = liblzma::stream::Stream::new_stream_decoder(
-            XZ_MEMORY_LIMIT,
-            liblzma::stream::CONCATENATED,
-        )?;
+    fn new(input: BufReader<Sniffed>, threads: NonZeroUsize) -> io::Result<Self> {
+        let threads = u32::try_from(threads.get())
+            .ok()
+            .filter(|&threads| threads > 1);
         Ok(XzStreams {
-            stream,
+            stream: Self::decoder(threads)?,
             input,
             fault: None,
+            threads,
+            between_streams: false,
+            later: false,
         })
+    }
+
+    /// A decoder of every stream to the end, or, with threads, of one stream. Its memory is
+    /// bounded as one decoder's is ([`XZ_MEMORY_LIMIT`]); within that bound liblzma starts as
+    /// many of the threads as fit (its default bound for threads, 0, starts one).
+    fn decoder(threads: Option<u32>) -> io::Result<liblzma::stream::Stream> {
+        let decoder = match threads {
+            None => liblzma::stream::Stream::new_stream_decoder(
+                XZ_MEMORY_LIMIT,
+                liblzma::stream::CONCATENATED,
+            ),
+            Some(threads) => liblzma::stream::MtStreamBuilder::new()
+                .threads(threads)
+                .memlimit_threading(XZ_MEMORY_LIMIT)
+                .memlimit_stop(XZ_MEMORY_LIMIT)
+                .decoder(),
+        };
+        Ok(decoder?)
+    }
+
+    /// Passes over the stream padding after a stream (zero bytes, four at a time) and begins the
+    /// next stream's decoder: false at the input's end.
+    fn next_stream(&mut self, threads: Option<u32>) -> io::Result<bool> {
+        let mut padding = 0;
+        let ended = loop {
+            let input = self.input.fill_buf()?;
+            let zeros = input.iter().take_while(|&&byte| byte == 0).count();
+            let (ended, more) = (input.is_empty(), zeros < input.len());
+            self.input.consume(zeros);
+            padding += zeros;
+            if ended || more {
+                break ended;
+            }
+        };
+        if padding % 4 != 0 {
+            // What liblzma's own concatenated decoding says of it.
+            return Err(liblzma::stream::Error::Data.into());
+        }
+        if !ended {
+            self.stream = Self::decoder(threads)?;
+            (self.between_streams, self.later) = (false, true);
+        }
+        Ok(!ended)
     }
 }
 
@@ -640,6 +729,9 @@ impl Read for XzStreams {
             return Err(fault.into());
         }
         loop {
+            if self.between_streams && !self.next_stream(self.threads)? {
+                return Ok(0);
+            }
             let input = self.input.fill_buf()?;
             let ended = input.is_empty();
             let (read_before, decoded_before) = (self.stream.total_in(), self.stream.total_out());
@@ -649,11 +741,22 @@ impl Read for XzStreams {
             let decoded = (self.stream.total_out() - decoded_before) as usize;
             self.input.consume(read);
             match status {
+                // What does not begin a stream after a stream is, to liblzma's own
+                // concatenated decoding, corrupt data.
+                Err(liblzma::stream::Error::Format) if self.later => {
+                    return Err(liblzma::stream::Error::Data.into());
+                }
                 Err(fault) if decoded > 0 => {
                     self.fault = Some(fault);
                     return Ok(decoded);
                 }
                 Err(fault) => return Err(fault.into()),
+                Ok(Status::StreamEnd) if self.threads.is_some() => {
+                    self.between_streams = true;
+                    if decoded > 0 {
+                        return Ok(decoded);
+                    }
+                }
                 Ok(Status::StreamEnd) => return Ok(decoded),
                 Ok(_) if decoded > 0 => return Ok(decoded),
                 Ok(_) if ended => {
@@ -798,7 +901,7 @@ mod tests {
     }
 
     /// A zstd skippable frame holding `bytes`, which a decoder skips.
-    fn skippable(bytes: &[u8]) -> Vec<u8> {
+    pub(super) fn skippable(bytes: &[u8]) -> Vec<u8> {
         let mut frame = vec![0x50, 0x2a, 0x4d, 0x18];
         frame.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
         frame.extend_from_slice(bytes);
@@ -822,30 +925,33 @@ mod tests {
                 pipe.read_to_end(&mut out).unwrap();
                 decoding
             }
-            Some(format) => {
-                let (mut buffers, decoding) = decode_file(source, format, BUFFERS).unwrap();
-                // Odd sizes, so that reads straddle buffers.
-                let mut buf = [0; 100_003];
-                loop {
-                    match buffers.read(&mut buf) {
-                        0 => break,
-                        n => out.extend_from_slice(&buf[..n]),
-                    }
-                }
-                decoding
-            }
+            Some(format) => return decoded_file(source, format, NonZeroUsize::MIN),
         };
         (out, decoding.finish())
     }
 
-    /// [`decoded`] both ways, `bytes` being `format`: what came and how it ended, each way.
-    fn decoded_both_ways(bytes: &[u8], format: Format) -> [(Vec<u8>, Result<(), Failure>); 2] {
-        [None, Some(format)].map(|way| decoded(piped(bytes.to_vec()), way))
+    /// Everything the regular file `source` decodes to, in buffers, with up to `threads`
+    /// decoders, and how decoding ended.
+    pub(super) fn decoded_file(
+        source: File,
+        format: Format,
+        threads: NonZeroUsize,
+    ) -> (Vec<u8>, Result<(), Failure>) {
+        let (mut buffers, decoding) = decode_file(source, format, BUFFERS, threads).unwrap();
+        let mut out = Vec::new();
+        // Odd sizes, so that reads straddle buffers.
+        let mut buf = [0; 100_003];
+        loop {
+            match buffers.read(&mut buf) {
+                0 => break,
+                n => out.extend_from_slice(&buf[..n]),
+            }
+        }
+        (out, decoding.finish())
     }
 
-    /// What `bytes` decode to, sniffed as a stream is and as a regular file is, and how decoding
-    /// ended, each way.
-    fn sniffed_both_ways(bytes: &[u8]) -> [(Vec<u8>, Result<(), Failure>); 2] {
+    /// A regular file holding `bytes`, unlinked.
+    pub(super) fn file_of(bytes: &[u8]) -> File {
         static FILES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = FILES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let name = format!("pipelines-sniffed-{}-{n}", std::process::id());
@@ -853,14 +959,26 @@ mod tests {
         std::fs::write(&path, bytes).unwrap();
         let file = File::open(&path).unwrap();
         std::fs::remove_file(&path).unwrap();
-        let format = sniff_file(&file).unwrap();
+        file
+    }
+
+    /// [`decoded`] both ways, `bytes` being `format`: what came and how it ended, each way.
+    fn decoded_both_ways(bytes: &[u8], format: Format) -> [(Vec<u8>, Result<(), Failure>); 2] {
+        [None, Some(format)].map(|way| decoded(piped(bytes.to_vec()), way))
+    }
+
+    /// What `bytes` decode to, sniffed as a stream is and as a regular file is (decoded by one
+    /// decoder and by up to three), and how decoding ended, each way.
+    fn sniffed_every_way(bytes: &[u8]) -> [(Vec<u8>, Result<(), Failure>); 3] {
+        let format = sniff_file(&file_of(bytes)).unwrap();
         [
             decoded(piped(bytes.to_vec()), None),
-            decoded(file, Some(format)),
+            decoded(file_of(bytes), Some(format)),
+            decoded_file(file_of(bytes), format, NonZeroUsize::new(3).unwrap()),
         ]
     }
 
-    fn reason(ended: Result<(), Failure>) -> String {
+    pub(super) fn reason(ended: Result<(), Failure>) -> String {
         match ended {
             Err(Failure::Decompressing(reason)) => reason.to_string(),
             other => panic!("{other:?} instead of a decoding failure"),
@@ -990,7 +1108,7 @@ mod tests {
         let padded_xz = [xz(half), vec![0; 8], xz(rest)].concat();
         let framed_lz4 = [lz4(half), skippable(b"not text"), lz4(rest), skippable(b"")].concat();
         for bytes in [both(xz), padded_xz, both(bzip2), both(lz4), framed_lz4] {
-            for (out, ended) in sniffed_both_ways(&bytes) {
+            for (out, ended) in sniffed_every_way(&bytes) {
                 assert!(out == text, "{} bytes of {}", out.len(), text.len());
                 assert!(ended.is_ok(), "{ended:?}");
             }
@@ -1018,7 +1136,7 @@ mod tests {
             ([&empty[..], &long[..long.len() - 1]].concat(), b""),
         ];
         for (n, (bytes, text)) in cases.into_iter().enumerate() {
-            for (way, (out, ended)) in sniffed_both_ways(&bytes).into_iter().enumerate() {
+            for (way, (out, ended)) in sniffed_every_way(&bytes).into_iter().enumerate() {
                 assert_eq!(out, text, "case {n}, way {way}");
                 match n {
                     // Neither a zstd nor an LZ4 frame follows: zstd's decoder says so.
@@ -1166,7 +1284,7 @@ mod tests {
             ),
         ];
         for (n, (bytes, word, before)) in cases.into_iter().enumerate() {
-            for (out, ended) in sniffed_both_ways(&bytes) {
+            for (out, ended) in sniffed_every_way(&bytes) {
                 let prefix = before == Before::Other || text.starts_with(&out);
                 assert!(prefix, "case {n}: a prefix of the text");
                 assert!(
@@ -1177,7 +1295,7 @@ mod tests {
                 assert!(reason.contains(word), "case {n}: {reason}");
             }
         }
-        for (out, ended) in sniffed_both_ways(&xz_with_dictionary(&text, 27)) {
+        for (out, ended) in sniffed_every_way(&xz_with_dictionary(&text, 27)) {
             assert!(
                 out == text && ended.is_ok(),
                 "a 128 MiB dictionary is allowed"
@@ -1198,7 +1316,8 @@ mod tests {
             let decoding = match way {
                 None => decode(source).unwrap().1,
                 Some(format) => {
-                    let (mut buffers, decoding) = decode_file(source, format, BUFFERS).unwrap();
+                    let (mut buffers, decoding) =
+                        decode_file(source, format, BUFFERS, NonZeroUsize::MIN).unwrap();
                     assert_eq!(buffers.read(&mut [0; 10]), 10);
                     decoding
                 }

@@ -160,7 +160,12 @@ impl<F> Driver<F> {
             Some(How::Decoded(Some(format))) => {
                 match ahead.and_then(|ahead| ahead.if_still(&file, format)) {
                     Some(decoded) => Ok(decoded),
-                    None => decode::decode_file(file, format, decode::BUFFERS),
+                    None => decode::decode_file(
+                        file,
+                        format,
+                        decode::BUFFERS,
+                        self.sources.decoder_threads(),
+                    ),
                 }
                 .map(|(pieces, decoding)| (Reading::Decoded(pieces), Some(decoding)))
             }

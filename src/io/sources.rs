@@ -31,6 +31,7 @@
 //! [`Sources::is_ready`], or a poll the driver tells [`Sources::polled`].
 
 use std::io;
+use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 
 use crate::error::Error;
@@ -188,6 +189,13 @@ impl Sources {
     /// the one read, and the [`ahead`](Self::ahead) of it.
     pub fn decoders(&mut self, decoders: usize) {
         self.decoders = decoders.max(1);
+    }
+
+    /// How many threads a FILE decoded at its turn may decode its parts on (zstd frames, xz
+    /// blocks: CONTRACT §12.4): `--decoders`. A FILE decoded [`ahead`](Self::ahead) decodes on
+    /// one, beside the one read.
+    pub fn decoder_threads(&self) -> NonZeroUsize {
+        NonZeroUsize::new(self.decoders).unwrap_or(NonZeroUsize::MIN)
     }
 
     /// The sources after the one opening that may be decoded ahead, in order: under `-z` the

@@ -1,0 +1,602 @@
+//! A regular file's zstd frames decoded on several threads at once and handed on in the file's
+//! order.
+//!
+//! A zstd frame does not depend on the frames around it, and where it ends is found without
+//! decoding it (RFC 8878 §3.1.1): its header says how long the header is and whether a checksum
+//! ends the frame, and each block's 3-byte header says how long the block is and whether it is
+//! the last. So the threads take turns to walk the file to the next frame's end (a few `pread`s
+//! of a few bytes each), and each decodes the frame it found into pieces of its own; this thread
+//! hands the pieces on frame after frame. `pzstd` writes such files, a frame for every few MiB.
+//!
+//! What the walk cannot make sense of (a magic or a header it does not know, a block or frame
+//! that the file ends inside, a dictionary, a window wider than [`WINDOW`]) is left, from that
+//! frame on, to the decoder that decodes a file of one frame ([`run`]), which says what is wrong
+//! as it always does: bad input comes out exactly as without threads, after every frame before
+//! it. A file of one frame is decoded by that decoder alone, as is a file when one thread is
+//! allowed.
+//!
+//! Memory: each decoder holds its window (at most [`WINDOW`]) and at most [`PIECES`] pieces
+//! ahead of the reader, and at most one frame per decoder is under way, so the pieces in memory
+//! are at most [`pieces_ahead`] besides the reader's own.
+
+use std::fs::File;
+use std::io::{self, Seek, SeekFrom};
+use std::num::NonZeroUsize;
+use std::ops::Range;
+use std::os::unix::fs::FileExt;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread;
+
+use crossbeam_channel::{Receiver, Sender, bounded};
+use zstd::stream::raw::{Decoder, InBuffer, Operation, OutBuffer};
+
+use super::{BUFFER, BuffersOut, Failure, Format, ONE, Undecoded, caught, incomplete_frame, run};
+
+/// The widest window a frame may have to be decoded beside others: `zstd -19`'s and `pzstd`'s
+/// widest (8 MiB). Frames wider than that are rare, and each decoder holds its frame's window, so
+/// a file of such frames is decoded by one decoder, as a file of one frame is.
+const WINDOW: u64 = 8 << 20;
+
+/// The most decoded pieces ([`BUFFER`] bytes each) a frame decoded ahead holds until the reader
+/// comes to it: 8 MiB, a whole frame of `pzstd`'s at its default level, so that a decoder ahead
+/// seldom waits for the reader.
+const PIECES: usize = 32;
+
+/// The most decoded pieces held ahead of the reader when `threads` decoders decode a file: a
+/// frame's [`PIECES`] and the one being filled, for each decoder.
+pub(super) fn pieces_ahead(threads: NonZeroUsize) -> usize {
+    match threads.get() {
+        1 => 0,
+        threads => threads * (PIECES + 1),
+    }
+}
+
+/// zstd's frame magic, little-endian.
+const MAGIC: u64 = 0xfd2f_b528;
+
+/// A skippable frame's magics (zstd's and LZ4's): `0x184D2A50` to `0x184D2A5F`.
+const SKIPPABLE: Range<u64> = 0x184d_2a50..0x184d_2a60;
+
+/// What comes next in the file, walked to without decoding.
+#[derive(Debug)]
+enum Part {
+    /// A zstd frame, these bytes of the file, skippable frames before it passed over.
+    Frame(Range<u64>),
+    /// Something the walk cannot make sense of, from this offset on.
+    Rest(u64),
+    /// The file's end, at this offset.
+    End(u64),
+}
+
+/// Decodes `source`, a regular file holding zstd frames from its offset on, into `out`: its frames
+/// on up to `threads` threads when it has two or more, else on this thread.
+pub(super) fn decode_zstd(
+    source: File,
+    threads: NonZeroUsize,
+    out: &mut BuffersOut,
+) -> Result<(), Failure> {
+    // Where the file cannot be walked (it has no offset or size), the one decoder reads it.
+    let Ok(mut walk) = Walk::new(&source) else {
+        return run(Undecoded::new(source), Some(Format::Zstd), ONE, out);
+    };
+    let start = walk.at;
+    let frames = [walk.next(&source), walk.next(&source)];
+    if !matches!(frames, [Part::Frame(_), Part::Frame(_)]) {
+        return decode_rest(&source, start, out);
+    }
+    walk.at = start;
+    let source = Arc::new(source);
+    // Frames under way: the one being handed on, and one for each other decoder.
+    let (order, parts) = bounded(threads.get() - 1);
+    let walking = Arc::new(Mutex::new(Walking {
+        walk,
+        order: Some(order),
+    }));
+    for _ in 0..threads.get() {
+        let (source, walking, empty) = (source.clone(), walking.clone(), out.empty.clone());
+        let spawned = thread::Builder::new()
+            .name("decode frames".to_owned())
+            .spawn(move || decode_frames(&source, &walking, &empty));
+        if spawned.is_err() {
+            // Those started take every frame; with none, the walk's turn never comes.
+            break;
+        }
+    }
+    // Only the decoders hold the walk, so the parts end when the last of them has gone.
+    drop(walking);
+    for part in parts {
+        match part {
+            Parted::Frame(pieces) => {
+                for piece in pieces {
+                    if !out.pass(piece?) {
+                        return Ok(());
+                    }
+                }
+            }
+            Parted::Rest(at) => return decode_rest(&source, at, out),
+            Parted::End(at) => {
+                // Where a decoder reading the file to its end would have left its offset, which
+                // stdin shares with whatever reads it next.
+                (&*source)
+                    .seek(SeekFrom::Start(at))
+                    .map_err(Failure::Reading)?;
+                return Ok(());
+            }
+        }
+    }
+    // No decoder could be started.
+    decode_rest(&source, start, out)
+}
+
+/// What a decoder found next, as it is handed on.
+enum Parted {
+    /// A frame's decoded pieces, as they come; a failure ends them.
+    Frame(Receiver<Result<Vec<u8>, Failure>>),
+    /// Left to one decoder from this offset on.
+    Rest(u64),
+    /// The file's end, at this offset.
+    End(u64),
+}
+
+/// The walk the decoders take turns at, and where they tell what they found, in the file's order.
+struct Walking {
+    walk: Walk,
+    /// Gone once the walk has ended or the reader has gone.
+    order: Option<Sender<Parted>>,
+}
+
+/// Decodes the file from `at` on with one decoder, as a file of one frame is decoded.
+fn decode_rest(source: &File, at: u64, out: &mut BuffersOut) -> Result<(), Failure> {
+    let mut rest = source.try_clone().map_err(Failure::Reading)?;
+    rest.seek(SeekFrom::Start(at)).map_err(Failure::Reading)?;
+    run(Undecoded::new(rest), Some(Format::Zstd), ONE, out)
+}
+
+/// A decoder's thread: takes the next frame from the walk and decodes it, until the walk ends or
+/// the reader has gone.
+fn decode_frames(source: &File, walking: &Mutex<Walking>, empty: &Receiver<Vec<u8>>) {
+    let mut decoder = None;
+    let mut input = vec![0; BUFFER];
+    loop {
+        let (frame, pieces) = {
+            let mut walking = walking.lock().unwrap_or_else(PoisonError::into_inner);
+            let Some(order) = walking.order.take() else {
+                return;
+            };
+            let (part, frame) = match walking.walk.next(source) {
+                Part::Frame(range) => {
+                    let (pieces, taken) = bounded(PIECES);
+                    (Parted::Frame(taken), Some((range, pieces)))
+                }
+                Part::Rest(at) => (Parted::Rest(at), None),
+                Part::End(at) => (Parted::End(at), None),
+            };
+            // Sent while the walk is held, so that parts go in the file's order. After the
+            // walk's end, or with the reader gone, the order is dropped: nothing more comes.
+            let sent = order.send(part).is_ok();
+            match frame {
+                Some(frame) if sent => {
+                    walking.order = Some(order);
+                    frame
+                }
+                _ => return,
+            }
+        };
+        let decoded = caught(|| {
+            let decoder = match &mut decoder {
+                Some(decoder) => decoder,
+                empty => empty.insert(Decoder::new().map_err(Failure::Decompressing)?),
+            };
+            decode_frame(source, frame, decoder, &mut input, &pieces, empty)
+        });
+        if let Err(failure) = decoded {
+            let _ = pieces.send(Err(failure));
+        }
+    }
+}
+
+/// Decodes the zstd frame in `frame` of the file into pieces sent to `pieces`, the bytes before a
+/// failure too; ends early, with no failure, if the reader has gone. `input` is room to read into.
+fn decode_frame(
+    source: &File,
+    frame: Range<u64>,
+    decoder: &mut Decoder<'static>,
+    input: &mut [u8],
+    pieces: &Sender<Result<Vec<u8>, Failure>>,
+    empty: &Receiver<Vec<u8>>,
+) -> Result<(), Failure> {
+    let new_piece = || {
+        let mut piece = empty.try_recv().unwrap_or_default();
+        piece.clear();
+        piece.reserve_exact(BUFFER);
+        piece
+    };
+    decoder.reinit().map_err(Failure::Decompressing)?;
+    let (mut at, mut read, mut used) = (frame.start, 0, 0);
+    let mut piece = new_piece();
+    let ended = loop {
+        if used == read && at < frame.end {
+            let wanted = input.len().min((frame.end - at) as usize);
+            read = read_at(source, &mut input[..wanted], at).map_err(Failure::Reading)?;
+            (at, used) = (at + read as u64, 0);
+        }
+        let mut from = InBuffer::around(&input[used..read]);
+        let before = piece.len();
+        let mut into = OutBuffer::around_pos(&mut piece, before);
+        let hint = decoder.run(&mut from, &mut into);
+        let made = into.pos() - before;
+        used += from.pos();
+        match hint {
+            Err(error) => break Err(Failure::Decompressing(error)),
+            // The frame's end: the walk found it here too.
+            Ok(0) if used == read && at == frame.end => break Ok(()),
+            Ok(0) => {
+                let early = io::Error::other("a zstd frame ended before its last block");
+                break Err(Failure::Decompressing(early));
+            }
+            // The file ended inside the frame: it shrank after the walk.
+            Ok(_) if made == 0 && from.pos() == 0 && used == read => {
+                break Err(Failure::Decompressing(incomplete_frame()));
+            }
+            Ok(_) => {}
+        }
+        if piece.len() == piece.capacity() {
+            if pieces.send(Ok(piece)).is_err() {
+                return Ok(());
+            }
+            piece = new_piece();
+        }
+    };
+    if !piece.is_empty() {
+        let _ = pieces.send(Ok(piece));
+    }
+    ended
+}
+
+/// Reads into `buf` at `at`, as much as comes in one read (a signal's interruption waited out):
+/// 0 at the file's end.
+fn read_at(source: &File, buf: &mut [u8], at: u64) -> io::Result<usize> {
+    loop {
+        match source.read_at(buf, at) {
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            read => return read,
+        }
+    }
+}
+
+/// Where the walk through a file's frames stands.
+#[derive(Debug)]
+struct Walk {
+    /// Where the next frame (or skippable frame) begins.
+    at: u64,
+    /// The file's size when last looked at.
+    size: u64,
+}
+
+impl Walk {
+    /// A walk from `source`'s offset on.
+    fn new(source: &File) -> io::Result<Self> {
+        Ok(Walk {
+            at: (&*source).stream_position()?,
+            size: source.metadata()?.len(),
+        })
+    }
+
+    /// The next zstd frame, skippable frames passed over; the rest of the file, when what is next
+    /// is not a frame whose end can be found within the file; or the file's end.
+    fn next(&mut self, source: &File) -> Part {
+        loop {
+            if self.at >= self.size {
+                // A file still being written may have grown, as a reader's next read would find.
+                match source.metadata() {
+                    Ok(metadata) if metadata.len() > self.size => self.size = metadata.len(),
+                    _ => return Part::End(self.at),
+                }
+            }
+            let Some(magic) = self.number(source, self.at, 4) else {
+                return Part::Rest(self.at);
+            };
+            let end = match magic {
+                MAGIC => self.frame_end(source),
+                magic if SKIPPABLE.contains(&magic) => self.skippable_end(source),
+                _ => None,
+            };
+            let Some(end) = end.filter(|&end| end <= self.size) else {
+                return Part::Rest(self.at);
+            };
+            let start = std::mem::replace(&mut self.at, end);
+            if magic == MAGIC {
+                return Part::Frame(start..end);
+            }
+        }
+    }
+
+    /// The little-endian number in the `length` bytes (at most 8) at `at`, or `None` where the
+    /// file ends before them or cannot be read.
+    fn number(&self, source: &File, at: u64, length: usize) -> Option<u64> {
+        let mut bytes = [0; 8];
+        let within = at.checked_add(length as u64)? <= self.size;
+        let read = within && source.read_exact_at(&mut bytes[..length], at).is_ok();
+        read.then_some(u64::from_le_bytes(bytes))
+    }
+
+    /// Where the skippable frame at the walk's offset ends: after its 8-byte header and the
+    /// length its header gives.
+    fn skippable_end(&self, source: &File) -> Option<u64> {
+        Some(self.at + 8 + self.number(source, self.at + 4, 4)?)
+    }
+
+    /// Where the zstd frame at the walk's offset ends, or `None` where a decoder of its own
+    /// could not decode it alone (a dictionary, a window wider than [`WINDOW`], a reserved bit
+    /// or block type). What it reads is RFC 8878 §3.1.1.1: the frame header's descriptor byte,
+    /// then its window or content size field, then each block's header.
+    fn frame_end(&self, source: &File) -> Option<u64> {
+        let descriptor = self.number(source, self.at + 4, 1)?;
+        let single_segment = descriptor & 0x20 != 0;
+        // A single segment's window is its content's size, whose field is then never empty.
+        let size_field = match (descriptor >> 6, single_segment) {
+            (0, false) => 0,
+            (0, true) => 1,
+            (flag, _) => 1 << flag,
+        };
+        let reserved = descriptor & 0x08 != 0;
+        let checksum = if descriptor & 0x04 != 0 { 4 } else { 0 };
+        let dictionary = descriptor & 0x03 != 0;
+        if reserved || dictionary {
+            return None;
+        }
+        let (window, header) = match single_segment {
+            true => {
+                let size = self.number(source, self.at + 5, size_field)?;
+                // A 2-byte field holds the size less 256.
+                let size = if size_field == 2 { size + 256 } else { size };
+                (size, 5 + size_field as u64)
+            }
+            false => {
+                let descriptor = self.number(source, self.at + 5, 1)?;
+                let base = 1u64 << (10 + (descriptor >> 3));
+                (base + base / 8 * (descriptor & 7), 6 + size_field as u64)
+            }
+        };
+        if window > WINDOW {
+            return None;
+        }
+        let mut at = self.at + header;
+        loop {
+            let block = self.number(source, at, 3)?;
+            let last = block & 1 != 0;
+            let size = block >> 3;
+            at += 3 + match (block >> 1) & 3 {
+                // RLE: one byte, repeated `size` times.
+                1 => 1,
+                // Reserved.
+                3 => return None,
+                // Raw or compressed: `size` bytes.
+                _ => size,
+            };
+            if last {
+                return Some(at + checksum);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::super::tests::{decoded_file, file_of, reason, skippable};
+    use super::super::{BUFFERS, decode_file};
+    use super::*;
+    use crate::io::testing;
+
+    /// One zstd frame of `bytes` as `zstd::Encoder` writes it when told `how`.
+    fn frame(bytes: &[u8], how: impl FnOnce(&mut zstd::Encoder<'static, Vec<u8>>)) -> Vec<u8> {
+        let mut encoder = zstd::Encoder::new(Vec::new(), 3).unwrap();
+        how(&mut encoder);
+        encoder.write_all(bytes).unwrap();
+        encoder.finish().unwrap()
+    }
+
+    fn text(lines: std::ops::Range<u32>) -> Vec<u8> {
+        lines
+            .flat_map(|n| format!("line {n} of the text\n").into_bytes())
+            .collect()
+    }
+
+    /// Every part of `bytes`, walked.
+    fn walked(bytes: &[u8]) -> Vec<String> {
+        let file = file_of(bytes);
+        let mut walk = Walk::new(&file).unwrap();
+        let mut parts = Vec::new();
+        loop {
+            let part = walk.next(&file);
+            parts.push(format!("{part:?}"));
+            if !matches!(part, Part::Frame(_)) {
+                return parts;
+            }
+        }
+    }
+
+    /// Each kind of frame header and block ends where the encoder ended it: a single segment's
+    /// content size in fields of 1, 2 and 4 bytes, a window descriptor with no content size, a
+    /// checksum, raw, RLE and compressed blocks, an empty frame, skippable frames between.
+    #[test]
+    fn the_walk_finds_where_each_frame_ends() {
+        let random: Vec<u8> = (0..300_000u32)
+            .map(|n| (n.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        let sized = |bytes: &[u8], checksum: bool| {
+            frame(bytes, |encoder| {
+                encoder
+                    .set_pledged_src_size(Some(bytes.len() as u64))
+                    .unwrap();
+                encoder.include_checksum(checksum).unwrap();
+            })
+        };
+        let frames = [
+            sized(b"", false),
+            sized(&text(0..100), false),
+            sized(&text(0..20_000), true),
+            frame(&[b'a'; 300_000], |_| {}),
+            sized(&random, true),
+            frame(&random, |encoder| {
+                encoder.include_checksum(true).unwrap();
+            }),
+        ];
+        let mut bytes = skippable(b"first");
+        let mut expected = Vec::new();
+        for frame in &frames {
+            let start = bytes.len() as u64;
+            bytes.extend_from_slice(frame);
+            expected.push(format!("Frame({start}..{})", bytes.len()));
+            bytes.extend_from_slice(&skippable(&[7; 9]));
+        }
+        expected.push(format!("End({})", bytes.len()));
+        assert_eq!(walked(&bytes), expected);
+        // The descriptors the cases were made to have.
+        let descriptors: Vec<u8> = frames.iter().map(|frame| frame[4]).collect();
+        assert_eq!(descriptors, [0x20, 0x60, 0xa4, 0x00, 0xa4, 0x04]);
+    }
+
+    /// What a decoder of its own could not decode alone, or the walk cannot find the end of, is
+    /// left to the one decoder from there on.
+    #[test]
+    fn the_walk_leaves_the_rest_where_it_cannot_go_on() {
+        let whole = frame(&text(0..1000), |_| {});
+        let at = whole.len();
+        // A frame that names a dictionary: its descriptor says a one-byte ID follows.
+        let mut with_dictionary = whole.clone();
+        with_dictionary[4] |= 1;
+        let wide = frame(&text(0..1000), |encoder| {
+            encoder.include_contentsize(false).unwrap();
+            encoder.window_log(24).unwrap();
+        });
+        let cases = [
+            [&whole[..], &whole[..whole.len() - 1]].concat(),
+            [&whole[..], b"garbage"].concat(),
+            [&whole[..], &with_dictionary].concat(),
+            [&whole[..], &wide].concat(),
+            [&whole[..], &skippable(b"cut")[..10]].concat(),
+            [&whole[..], &whole[..3]].concat(),
+        ];
+        for (n, bytes) in cases.iter().enumerate() {
+            let expected = [format!("Frame(0..{at})"), format!("Rest({at})")];
+            assert_eq!(walked(bytes), expected, "case {n}");
+        }
+    }
+
+    /// Frames of many sizes, skippable frames among them, and where each is cut.
+    fn frames_of(text: &[u8]) -> (Vec<u8>, Vec<usize>) {
+        let (mut bytes, mut cuts, mut at) = (Vec::new(), Vec::new(), 0);
+        for n in 0.. {
+            // From a line to a few of the decoders' pieces.
+            let size = [20, 700_000, 3_000, 90_000][n % 4].min(text.len() - at);
+            if size == 0 {
+                break;
+            }
+            bytes.extend_from_slice(&skippable(&(n as u32).to_le_bytes()));
+            cuts.push(bytes.len());
+            bytes.extend_from_slice(&frame(&text[at..at + size], |encoder| {
+                encoder.include_checksum(true).unwrap();
+            }));
+            at += size;
+        }
+        (bytes, cuts)
+    }
+
+    /// This process's threads named as the decoders of frames are.
+    fn frame_decoders() -> usize {
+        let tasks = std::fs::read_dir("/proc/self/task").unwrap();
+        let named = |task: std::fs::DirEntry| std::fs::read(task.path().join("comm")).ok();
+        tasks
+            .filter_map(|task| named(task.unwrap()))
+            .filter(|name| name == b"decode frames\n")
+            .count()
+    }
+
+    #[test]
+    fn frames_decoded_at_once_come_out_in_order() {
+        let text = text(0..300_000);
+        let (bytes, cuts) = frames_of(&text);
+        assert!(cuts.len() > 20);
+        // Every decoder at work, each holding a frame's pieces while the reader holds back (other
+        // tests running beside this one start three at most).
+        let seven = NonZeroUsize::new(7).unwrap();
+        let (mut buffers, _decoding) =
+            decode_file(file_of(&bytes), Format::Zstd, BUFFERS, seven).unwrap();
+        assert_eq!(buffers.read(&mut [0; 10]), 10);
+        let started = std::time::Instant::now();
+        while frame_decoders() < 7 {
+            assert!(started.elapsed() < testing::DEADLINE, "not decoded at once");
+            thread::sleep(std::time::Duration::from_millis(10));
+        }
+        drop(buffers);
+        for threads in [2, 3, 8] {
+            let threads = NonZeroUsize::new(threads).unwrap();
+            let (out, ended) = decoded_file(file_of(&bytes), Format::Zstd, threads);
+            assert!(
+                out == text,
+                "{threads}: {} bytes of {}",
+                out.len(),
+                text.len()
+            );
+            assert!(ended.is_ok(), "{ended:?}");
+        }
+    }
+
+    /// A fault in a frame is told after every frame before it, whichever decoder finds it first.
+    #[test]
+    fn a_bad_frame_ends_decoding_after_the_frames_before_it() {
+        let text = text(0..300_000);
+        let (bytes, cuts) = frames_of(&text);
+        let threads = NonZeroUsize::new(3).unwrap();
+        // How much of the text the frames before the `n`th decode to.
+        let whole_before = |n: usize| {
+            decoded_file(file_of(&bytes[..cuts[n]]), Format::Zstd, threads)
+                .0
+                .len()
+        };
+        let flipped = |at: usize| {
+            let mut bytes = bytes.clone();
+            bytes[at] ^= 0x55;
+            bytes
+        };
+        // (bytes, the frame the fault is in, a word of the reason)
+        let cases = [
+            // The fourth frame's content checksum, its last 4 bytes, before the fifth's
+            // skippable frame.
+            (flipped(cuts[4] - 13), 3, "checksum"),
+            (bytes[..cuts[5] + 100].to_vec(), 5, "incomplete frame"),
+            (
+                [&bytes[..], b"garbage"].concat(),
+                cuts.len(),
+                "Unknown frame",
+            ),
+            (flipped(cuts[1] + 1), 1, "Unknown frame"),
+        ];
+        for (n, (bytes, bad, word)) in cases.into_iter().enumerate() {
+            let (out, ended) = decoded_file(file_of(&bytes), Format::Zstd, threads);
+            let whole = match bad {
+                bad if bad == cuts.len() => text.len(),
+                bad => whole_before(bad),
+            };
+            assert!(out.len() >= whole, "case {n}: {} of {whole}", out.len());
+            assert!(text.starts_with(&out), "case {n}: a prefix of the text");
+            let reason = reason(ended);
+            assert!(reason.contains(word), "case {n}: {reason}");
+        }
+    }
+
+    #[test]
+    fn a_reader_that_goes_ends_the_decoders() {
+        let (bytes, _) = frames_of(&text(0..300_000));
+        let threads = NonZeroUsize::new(3).unwrap();
+        let (mut buffers, decoding) =
+            decode_file(file_of(&bytes), Format::Zstd, BUFFERS, threads).unwrap();
+        assert_eq!(buffers.read(&mut [0; 10]), 10);
+        drop(buffers);
+        let told = decoding.ended.recv_timeout(testing::DEADLINE);
+        assert!(matches!(told, Ok(Ok(()))), "{told:?}");
+    }
+}
