@@ -1,7 +1,7 @@
 //! `-z` (docs/CONTRACT.md §12): gzip, zstd, xz, bzip2 and LZ4 sources decoded, through every
 //! binary, byte for byte against the reference model applied to the decoded bytes. Compressed data
 //! is made here, with the crates the binaries decode with, and with the tools themselves (`gzip`,
-//! `pigz`, `zstd`, `pzstd`, `xz`, `bzip2`, `lz4`) where their own output matters.
+//! `pigz`, `zstd`, `pzstd`, `xz`, `bzip2`, `lz4`, `bgzip`) where their own output matters.
 
 mod common;
 
@@ -576,8 +576,9 @@ fn tool_output(tool: &str, package: &str, args: &[&str], file: &Path) -> Option<
 /// docs/CONTRACT.md §12.1 and §12.3 for a FILE whose parts are decoded at once (§12.4): the
 /// output is in the file's order, and a fault in a later part comes out after every part
 /// before it, as with one decoder: `pzstd`'s frames (each after a skippable frame that holds the
-/// frame's length) and the blocks of `xz -T2`, whose streams follow one another as `cat a.xz
-/// b.xz` writes them.
+/// frame's length), the blocks of `xz -T2`, whose streams follow one another as `cat a.xz
+/// b.xz` writes them, and `bgzip`'s members (each giving its size in a `BC` field), a member of
+/// plain gzip after them left to one decoder.
 #[test]
 fn parts_decoded_at_once_come_out_in_order_and_faults_after_them() {
     let text = text(100_000);
@@ -590,6 +591,23 @@ fn parts_decoded_at_once_come_out_in_order_and_faults_after_them() {
     let Some(xz) = tool_output("xz", "xz-utils", &xz_args, &plain) else {
         return;
     };
+    let Some(bgzf) = tool_output("bgzip", "tabix", &["-c"], &plain) else {
+        return;
+    };
+    // bgzip's first member, found by the size its `BC` field gives (after the 12 bytes of the
+    // gzip header and the field's 4-byte ID and length), decoded alone.
+    let member = 1 + u16::from_le_bytes(bgzf[16..18].try_into().unwrap()) as usize;
+    let mut first_member = Vec::new();
+    flate2::read::GzDecoder::new(&bgzf[..member])
+        .read_to_end(&mut first_member)
+        .unwrap();
+    first_member.truncate(
+        first_member
+            .iter()
+            .rposition(|&byte| byte == b'\n')
+            .unwrap()
+            + 1,
+    );
     // pzstd's first frame, found by the length its skippable frame gives, decoded alone.
     let second = 12 + u32::from_le_bytes(pzstd[8..12].try_into().unwrap()) as usize;
     let mut first = zstd::decode_all(&pzstd[12..second]).unwrap();
@@ -641,6 +659,35 @@ fn parts_decoded_at_once_come_out_in_order_and_faults_after_them() {
             &first,
         ),
         ("parts.xz", whole(&xz, &text), b""),
+        ("parts.bgz", whole(&bgzf, &text), &first_member[..]),
+        (
+            "then-gzip.bgz",
+            whole(&[&bgzf[..], &gzip(&text)].concat(), &twice),
+            &first_member,
+        ),
+        (
+            "cut.bgz",
+            bad(
+                bgzf[..bgzf.len() * 3 / 4].to_vec(),
+                "incomplete deflate stream",
+                Before::Prefix,
+            ),
+            &first_member,
+        ),
+        (
+            "flipped.bgz",
+            bad(flipped(&bgzf, bgzf.len() / 2), "", Before::Other),
+            &first_member,
+        ),
+        (
+            "garbage.bgz",
+            bad(
+                [&bgzf[..], b"garbage, longer than a header"].concat(),
+                "invalid gzip header",
+                Before::Whole,
+            ),
+            &first_member,
+        ),
         ("twice.xz", whole(&[&xz[..], &xz].concat(), &twice), b""),
         (
             "cut.xz",

@@ -42,6 +42,7 @@ use crate::error::panic_message;
 use crate::io::fd;
 
 mod frames;
+use frames::Parts;
 
 /// What a source holds, by its first bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -272,9 +273,9 @@ pub fn decode(source: File) -> io::Result<(File, Decoding)> {
 
 /// Starts decoding a regular file that holds `format` (sniffed with [`sniff_file`]) on a thread of
 /// its own, holding at most `buffers` decoded buffers (at least one) that the reader has not
-/// taken, with up to `threads` decoders where its parts decode apart (zstd frames, an xz stream's
-/// blocks; CONTRACT §12.4): returns its decoded bytes, handed over in memory and in the file's
-/// order, and how decoding ends.
+/// taken, with up to `threads` decoders where its parts decode apart (zstd frames, BGZF members,
+/// an xz stream's blocks; CONTRACT §12.4): returns its decoded bytes, handed over in memory and in
+/// the file's order, and how decoding ends.
 pub fn decode_file(
     source: File,
     format: Format,
@@ -294,7 +295,12 @@ pub fn decode_file(
         held: 0,
     };
     let decoding = start(out, move |out| match format {
-        Format::Zstd if threads.get() > 1 => frames::decode_zstd(source, threads, out),
+        Format::Zstd if threads.get() > 1 => {
+            frames::decode_parts(source, Parts::Zstd, threads, out)
+        }
+        Format::Gzip if threads.get() > 1 => {
+            frames::decode_parts(source, Parts::Bgzf, threads, out)
+        }
         _ => run(Undecoded::new(source), Some(format), threads, out),
     })?;
     let buffers = DecodedFile {

@@ -1,5 +1,5 @@
-//! A regular file's zstd frames decoded on several threads at once and handed on in the file's
-//! order.
+//! A regular file's zstd frames, or BGZF members, decoded on several threads at once and handed
+//! on in the file's order.
 //!
 //! A zstd frame does not depend on the frames around it, and where it ends is found without
 //! decoding it (RFC 8878 §3.1.1): its header says how long the header is and whether a checksum
@@ -8,19 +8,26 @@
 //! of a few bytes each), and each decodes the frame it found into pieces of its own; this thread
 //! hands the pieces on frame after frame. `pzstd` writes such files, a frame for every few MiB.
 //!
+//! BGZF (`bgzip`'s gzip, SAM/BAM's specification §4.1) is gzip whose every member says its own
+//! size: a `BC` subfield of the header's extra field holds the member's size less one. The walk
+//! is the one thing that differs ([`Parts`]); each member is decoded by flate2's `GzDecoder`, the
+//! decoder inside the one-decoder path's `MultiGzDecoder`, so its faults read the same. A member
+//! whose deflate data ends elsewhere than its `BC` size says is decoded to where it ends, as one
+//! decoder would, and the rest is left to one decoder from there.
+//!
 //! What the walk cannot make sense of (a magic or a header it does not know, a block or frame
 //! that the file ends inside, a dictionary, a window wider than [`WINDOW`]) is left, from that
-//! frame on, to the decoder that decodes a file of one frame ([`run`]), which says what is wrong
-//! as it always does: bad input comes out exactly as without threads, after every frame before
-//! it. A file of one frame is decoded by that decoder alone, as is a file when one thread is
-//! allowed.
+//! frame on, to the decoder that decodes a file of one frame or member ([`run`]), which says
+//! what is wrong as it always does: bad input comes out exactly as without threads, after every
+//! frame before it. A file of one frame is decoded by that decoder alone, as is a file when one
+//! thread is allowed.
 //!
 //! Memory: each decoder holds its window (at most [`WINDOW`]) and at most [`PIECES`] pieces
 //! ahead of the reader, and at most one frame per decoder is under way, so the pieces in memory
 //! are at most [`pieces_ahead`] besides the reader's own.
 
 use std::fs::File;
-use std::io::{self, Seek, SeekFrom};
+use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::num::NonZeroUsize;
 use std::ops::Range;
 use std::os::unix::fs::FileExt;
@@ -31,6 +38,25 @@ use crossbeam_channel::{Receiver, Sender, bounded};
 use zstd::stream::raw::{Decoder, InBuffer, Operation, OutBuffer};
 
 use super::{BUFFER, BuffersOut, Failure, Format, ONE, Undecoded, caught, incomplete_frame, run};
+
+/// The formats whose parts the walk can find without decoding.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Parts {
+    /// zstd frames, skippable frames among them.
+    Zstd,
+    /// gzip members with BGZF's `BC` subfield.
+    Bgzf,
+}
+
+impl Parts {
+    /// The format the one decoder decodes what the walk cannot follow as.
+    fn format(self) -> Format {
+        match self {
+            Parts::Zstd => Format::Zstd,
+            Parts::Bgzf => Format::Gzip,
+        }
+    }
+}
 
 /// The widest window a frame may have to be decoded beside others: `zstd -19`'s and `pzstd`'s
 /// widest (8 MiB). Frames wider than that are rare, and each decoder holds its frame's window, so
@@ -51,8 +77,15 @@ pub(super) fn pieces_ahead(threads: NonZeroUsize) -> usize {
     }
 }
 
+/// The compressed bytes of BGZF members a decoder takes at a time, whole members: `bgzip`'s are
+/// at most 64 KiB, which would hand on a piece for each 64 KiB decoded.
+const RUN: u64 = BUFFER as u64;
+
 /// zstd's frame magic, little-endian.
 const MAGIC: u64 = 0xfd2f_b528;
+
+/// gzip's magic and deflate's method byte, little-endian.
+const GZIP: u64 = 0x08_8b1f;
 
 /// A skippable frame's magics (zstd's and LZ4's): `0x184D2A50` to `0x184D2A5F`.
 const SKIPPABLE: Range<u64> = 0x184d_2a50..0x184d_2a60;
@@ -60,7 +93,8 @@ const SKIPPABLE: Range<u64> = 0x184d_2a50..0x184d_2a60;
 /// What comes next in the file, walked to without decoding.
 #[derive(Debug)]
 enum Part {
-    /// A zstd frame, these bytes of the file, skippable frames before it passed over.
+    /// A zstd frame (skippable frames before it passed over) or a run of BGZF members: these
+    /// bytes of the file.
     Frame(Range<u64>),
     /// Something the walk cannot make sense of, from this offset on.
     Rest(u64),
@@ -68,26 +102,27 @@ enum Part {
     End(u64),
 }
 
-/// Decodes `source`, a regular file holding zstd frames from its offset on, into `out`: its frames
-/// on up to `threads` threads when it has two or more, else on this thread.
-pub(super) fn decode_zstd(
+/// Decodes `source`, a regular file holding `parts` from its offset on, into `out`: its parts on
+/// up to `threads` threads when it has two or more, else on this thread.
+pub(super) fn decode_parts(
     source: File,
+    parts: Parts,
     threads: NonZeroUsize,
     out: &mut BuffersOut,
 ) -> Result<(), Failure> {
     // Where the file cannot be walked (it has no offset or size), the one decoder reads it.
-    let Ok(mut walk) = Walk::new(&source) else {
-        return run(Undecoded::new(source), Some(Format::Zstd), ONE, out);
+    let Ok(mut walk) = Walk::new(&source, parts) else {
+        return run(Undecoded::new(source), Some(parts.format()), ONE, out);
     };
     let start = walk.at;
     let frames = [walk.next(&source), walk.next(&source)];
     if !matches!(frames, [Part::Frame(_), Part::Frame(_)]) {
-        return decode_rest(&source, start, out);
+        return decode_rest(&source, parts, start, out);
     }
     walk.at = start;
     let source = Arc::new(source);
     // Frames under way: the one being handed on, and one for each other decoder.
-    let (order, parts) = bounded(threads.get() - 1);
+    let (order, decoded) = bounded(threads.get() - 1);
     let walking = Arc::new(Mutex::new(Walking {
         walk,
         order: Some(order),
@@ -96,7 +131,7 @@ pub(super) fn decode_zstd(
         let (source, walking, empty) = (source.clone(), walking.clone(), out.empty.clone());
         let spawned = thread::Builder::new()
             .name("decode frames".to_owned())
-            .spawn(move || decode_frames(&source, &walking, &empty));
+            .spawn(move || decode_frames(&source, parts, &walking, &empty));
         if spawned.is_err() {
             // Those started take every frame; with none, the walk's turn never comes.
             break;
@@ -104,16 +139,22 @@ pub(super) fn decode_zstd(
     }
     // Only the decoders hold the walk, so the parts end when the last of them has gone.
     drop(walking);
-    for part in parts {
+    for part in decoded {
         match part {
             Parted::Frame(pieces) => {
                 for piece in pieces {
-                    if !out.pass(piece?) {
-                        return Ok(());
+                    match piece {
+                        Piece::Decoded(piece) => {
+                            if !out.pass(piece) {
+                                return Ok(());
+                            }
+                        }
+                        Piece::Failed(failure) => return Err(failure),
+                        Piece::Rest(at) => return decode_rest(&source, parts, at, out),
                     }
                 }
             }
-            Parted::Rest(at) => return decode_rest(&source, at, out),
+            Parted::Rest(at) => return decode_rest(&source, parts, at, out),
             Parted::End(at) => {
                 // Where a decoder reading the file to its end would have left its offset, which
                 // stdin shares with whatever reads it next.
@@ -125,13 +166,23 @@ pub(super) fn decode_zstd(
         }
     }
     // No decoder could be started.
-    decode_rest(&source, start, out)
+    decode_rest(&source, parts, start, out)
+}
+
+/// What a decoder sends of its part, in order.
+enum Piece {
+    /// Decoded bytes.
+    Decoded(Vec<u8>),
+    /// The part's fault, after the bytes decoded before it.
+    Failed(Failure),
+    /// The part ended at this offset, not where the walk found: the rest is the one decoder's.
+    Rest(u64),
 }
 
 /// What a decoder found next, as it is handed on.
 enum Parted {
-    /// A frame's decoded pieces, as they come; a failure ends them.
-    Frame(Receiver<Result<Vec<u8>, Failure>>),
+    /// A part's decoded pieces, as they come; a failure or a rest ends them.
+    Frame(Receiver<Piece>),
     /// Left to one decoder from this offset on.
     Rest(u64),
     /// The file's end, at this offset.
@@ -146,15 +197,15 @@ struct Walking {
 }
 
 /// Decodes the file from `at` on with one decoder, as a file of one frame is decoded.
-fn decode_rest(source: &File, at: u64, out: &mut BuffersOut) -> Result<(), Failure> {
+fn decode_rest(source: &File, parts: Parts, at: u64, out: &mut BuffersOut) -> Result<(), Failure> {
     let mut rest = source.try_clone().map_err(Failure::Reading)?;
     rest.seek(SeekFrom::Start(at)).map_err(Failure::Reading)?;
-    run(Undecoded::new(rest), Some(Format::Zstd), ONE, out)
+    run(Undecoded::new(rest), Some(parts.format()), ONE, out)
 }
 
-/// A decoder's thread: takes the next frame from the walk and decodes it, until the walk ends or
+/// A decoder's thread: takes the next part from the walk and decodes it, until the walk ends or
 /// the reader has gone.
-fn decode_frames(source: &File, walking: &Mutex<Walking>, empty: &Receiver<Vec<u8>>) {
+fn decode_frames(source: &File, parts: Parts, walking: &Mutex<Walking>, empty: &Receiver<Vec<u8>>) {
     let mut decoder = None;
     let mut input = vec![0; BUFFER];
     loop {
@@ -182,15 +233,18 @@ fn decode_frames(source: &File, walking: &Mutex<Walking>, empty: &Receiver<Vec<u
                 _ => return,
             }
         };
-        let decoded = caught(|| {
-            let decoder = match &mut decoder {
-                Some(decoder) => decoder,
-                empty => empty.insert(Decoder::new().map_err(Failure::Decompressing)?),
-            };
-            decode_frame(source, frame, decoder, &mut input, &pieces, empty)
+        let decoded = caught(|| match parts {
+            Parts::Zstd => {
+                let decoder = match &mut decoder {
+                    Some(decoder) => decoder,
+                    empty => empty.insert(Decoder::new().map_err(Failure::Decompressing)?),
+                };
+                decode_frame(source, frame, decoder, &mut input, &pieces, empty)
+            }
+            Parts::Bgzf => decode_members(source, frame, &pieces, empty),
         });
         if let Err(failure) = decoded {
-            let _ = pieces.send(Err(failure));
+            let _ = pieces.send(Piece::Failed(failure));
         }
     }
 }
@@ -202,7 +256,7 @@ fn decode_frame(
     frame: Range<u64>,
     decoder: &mut Decoder<'static>,
     input: &mut [u8],
-    pieces: &Sender<Result<Vec<u8>, Failure>>,
+    pieces: &Sender<Piece>,
     empty: &Receiver<Vec<u8>>,
 ) -> Result<(), Failure> {
     let new_piece = || {
@@ -241,16 +295,99 @@ fn decode_frame(
             Ok(_) => {}
         }
         if piece.len() == piece.capacity() {
-            if pieces.send(Ok(piece)).is_err() {
+            if pieces.send(Piece::Decoded(piece)).is_err() {
                 return Ok(());
             }
             piece = new_piece();
         }
     };
     if !piece.is_empty() {
-        let _ = pieces.send(Ok(piece));
+        let _ = pieces.send(Piece::Decoded(piece));
     }
     ended
+}
+
+/// Decodes the gzip members in `members` of the file into pieces sent to `pieces`, the bytes
+/// before a failure too, member after member from where the last ended, as the one decoder would
+/// decode them there; where the last ends elsewhere than `members`' end, sends the offset it
+/// ended at, for the one decoder to go on from. Ends early, with no failure, if the reader has
+/// gone.
+fn decode_members(
+    source: &File,
+    members: Range<u64>,
+    pieces: &Sender<Piece>,
+    empty: &Receiver<Vec<u8>>,
+) -> Result<(), Failure> {
+    let from = FileAt {
+        source,
+        at: members.start,
+        failed: None,
+    };
+    // The members' bytes in one read; a member longer than its size says reads on.
+    let size = (members.end - members.start) as usize;
+    let mut input = BufReader::with_capacity(size, from);
+    // A piece [`BUFFER`] bytes long, one handed back if any is: zeroing only what was never
+    // written (the bytes it held are left as they are) keeps memset from being a tenth of the
+    // instructions.
+    let whole_piece = || {
+        let mut piece = empty.try_recv().unwrap_or_default();
+        piece.resize(BUFFER, 0);
+        piece
+    };
+    let (mut piece, mut held) = (whole_piece(), 0);
+    let send = |mut piece: Vec<u8>, held: usize| {
+        piece.truncate(held);
+        held == 0 || pieces.send(Piece::Decoded(piece)).is_ok()
+    };
+    let mut at = members.start;
+    while at < members.end {
+        let mut member = flate2::bufread::GzDecoder::new(&mut input);
+        loop {
+            match member.read(&mut piece[held..]) {
+                Ok(0) => break,
+                Ok(read) => held += read,
+                Err(error) => {
+                    send(piece, held);
+                    let from = input.get_mut();
+                    return Err(match from.failed.take() {
+                        Some(failed) => Failure::Reading(failed),
+                        None => Failure::Decompressing(error),
+                    });
+                }
+            }
+            if held == BUFFER {
+                if !send(std::mem::replace(&mut piece, whole_piece()), held) {
+                    return Ok(());
+                }
+                held = 0;
+            }
+        }
+        at = input.get_ref().at - input.buffer().len() as u64;
+    }
+    if send(piece, held) && at != members.end {
+        let _ = pieces.send(Piece::Rest(at));
+    }
+    Ok(())
+}
+
+/// The file read from an offset on, a failed read kept, so that it is told as the source's
+/// failure rather than the decoder's.
+struct FileAt<'a> {
+    source: &'a File,
+    at: u64,
+    failed: Option<io::Error>,
+}
+
+impl Read for FileAt<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let read = read_at(self.source, buf, self.at).map_err(|error| {
+            let kind = error.kind();
+            self.failed = Some(error);
+            io::Error::from(kind)
+        })?;
+        self.at += read as u64;
+        Ok(read)
+    }
 }
 
 /// Reads into `buf` at `at`, as much as comes in one read (a signal's interruption waited out):
@@ -264,9 +401,11 @@ fn read_at(source: &File, buf: &mut [u8], at: u64) -> io::Result<usize> {
     }
 }
 
-/// Where the walk through a file's frames stands.
+/// Where the walk through a file's frames or members stands.
 #[derive(Debug)]
 struct Walk {
+    /// What the parts are.
+    parts: Parts,
     /// Where the next frame (or skippable frame) begins.
     at: u64,
     /// The file's size when last looked at.
@@ -275,16 +414,34 @@ struct Walk {
 
 impl Walk {
     /// A walk from `source`'s offset on.
-    fn new(source: &File) -> io::Result<Self> {
+    fn new(source: &File, parts: Parts) -> io::Result<Self> {
         Ok(Walk {
+            parts,
             at: (&*source).stream_position()?,
             size: source.metadata()?.len(),
         })
     }
 
-    /// The next zstd frame, skippable frames passed over; the rest of the file, when what is next
-    /// is not a frame whose end can be found within the file; or the file's end.
+    /// The next part to decode: a zstd frame, or BGZF members one after another, [`RUN`] bytes
+    /// or a few more; else what [`next_part`](Self::next_part) found.
     fn next(&mut self, source: &File) -> Part {
+        match (self.parts, self.next_part(source)) {
+            (Parts::Bgzf, Part::Frame(mut members)) => {
+                // What the walk cannot follow stays where it is, for the next call to find.
+                while members.end - members.start < RUN
+                    && let Part::Frame(member) = self.next_part(source)
+                {
+                    members.end = member.end;
+                }
+                Part::Frame(members)
+            }
+            (_, part) => part,
+        }
+    }
+
+    /// The next zstd frame (skippable frames passed over) or BGZF member; the rest of the file,
+    /// when what is next is not a part whose end can be found within the file; or the file's end.
+    fn next_part(&mut self, source: &File) -> Part {
         loop {
             if self.at >= self.size {
                 // A file still being written may have grown, as a reader's next read would find.
@@ -296,16 +453,21 @@ impl Walk {
             let Some(magic) = self.number(source, self.at, 4) else {
                 return Part::Rest(self.at);
             };
-            let end = match magic {
-                MAGIC => self.frame_end(source),
-                magic if SKIPPABLE.contains(&magic) => self.skippable_end(source),
-                _ => None,
+            let (end, skipped) = match (self.parts, magic) {
+                (Parts::Zstd, MAGIC) => (self.frame_end(source), false),
+                (Parts::Zstd, magic) if SKIPPABLE.contains(&magic) => {
+                    (self.skippable_end(source), true)
+                }
+                (Parts::Bgzf, magic) if magic & 0xff_ffff == GZIP => {
+                    (self.member_end(source), false)
+                }
+                _ => (None, false),
             };
             let Some(end) = end.filter(|&end| end <= self.size) else {
                 return Part::Rest(self.at);
             };
             let start = std::mem::replace(&mut self.at, end);
-            if magic == MAGIC {
+            if !skipped {
                 return Part::Frame(start..end);
             }
         }
@@ -324,6 +486,30 @@ impl Walk {
     /// length its header gives.
     fn skippable_end(&self, source: &File) -> Option<u64> {
         Some(self.at + 8 + self.number(source, self.at + 4, 4)?)
+    }
+
+    /// Where the gzip member at the walk's offset ends, as its BGZF `BC` subfield says (its size
+    /// less one), or `None` where it has none. What it reads is RFC 1952 §2.3: the flags byte,
+    /// then the extra field's length and its subfields, each an ID of two bytes, a length of two,
+    /// and that many bytes.
+    fn member_end(&self, source: &File) -> Option<u64> {
+        const FEXTRA: u64 = 0x04;
+        if self.number(source, self.at + 3, 1)? & FEXTRA == 0 {
+            return None;
+        }
+        let extra = self.at + 12;
+        let end = extra + self.number(source, self.at + 10, 2)?;
+        let mut at = extra;
+        while at + 4 <= end {
+            let length = self.number(source, at + 2, 2)?;
+            if self.number(source, at, 2)? == u64::from(u16::from_le_bytes(*b"BC")) && length == 2 {
+                // The member has at least its header and its 8-byte trailer.
+                let size = self.number(source, at + 4, 2)? + 1;
+                return (size >= end - self.at + 8).then_some(self.at + size);
+            }
+            at += 4 + length;
+        }
+        None
     }
 
     /// Where the zstd frame at the walk's offset ends, or `None` where a decoder of its own
@@ -406,8 +592,13 @@ mod tests {
 
     /// Every part of `bytes`, walked.
     fn walked(bytes: &[u8]) -> Vec<String> {
+        walked_as(bytes, Parts::Zstd)
+    }
+
+    /// Every part of `bytes` holding `parts`, walked.
+    fn walked_as(bytes: &[u8], parts: Parts) -> Vec<String> {
         let file = file_of(bytes);
-        let mut walk = Walk::new(&file).unwrap();
+        let mut walk = Walk::new(&file, parts).unwrap();
         let mut parts = Vec::new();
         loop {
             let part = walk.next(&file);
@@ -598,5 +789,146 @@ mod tests {
         drop(buffers);
         let told = decoding.ended.recv_timeout(testing::DEADLINE);
         assert!(matches!(told, Ok(Ok(()))), "{told:?}");
+    }
+
+    /// A gzip member of `bytes` with a BGZF `BC` field that says its size is `size` (its own
+    /// when `None`), the field after another of `before` bytes.
+    fn bgzf_member(bytes: &[u8], before: usize, size: Option<usize>) -> Vec<u8> {
+        let mut deflate =
+            flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::new(6));
+        deflate.write_all(bytes).unwrap();
+        let deflate = deflate.finish().unwrap();
+        let mut crc = flate2::Crc::new();
+        crc.update(bytes);
+        let extra = 4 + before + 6;
+        let own = 12 + extra + deflate.len() + 8;
+        let mut member = vec![0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff];
+        member.extend_from_slice(&(extra as u16).to_le_bytes());
+        member.extend_from_slice(b"XY");
+        member.extend_from_slice(&(before as u16).to_le_bytes());
+        member.extend(std::iter::repeat_n(b'x', before));
+        member.extend_from_slice(b"BC\x02\x00");
+        member.extend_from_slice(&((size.unwrap_or(own) - 1) as u16).to_le_bytes());
+        member.extend_from_slice(&deflate);
+        member.extend_from_slice(&crc.sum().to_le_bytes());
+        member.extend_from_slice(&crc.amount().to_le_bytes());
+        member
+    }
+
+    fn gzip(bytes: &[u8]) -> Vec<u8> {
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(6));
+        encoder.write_all(bytes).unwrap();
+        encoder.finish().unwrap()
+    }
+
+    /// Bytes that deflate cannot shrink: xorshift's.
+    fn random(bytes: usize) -> Vec<u8> {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        (0..bytes)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state as u8
+            })
+            .collect()
+    }
+
+    /// Members are found by their `BC` fields, another field before it or not, and walked in runs
+    /// of [`RUN`] bytes or a few more.
+    #[test]
+    fn the_walk_finds_bgzf_members_in_runs() {
+        // Random bytes: members of about 60 KiB, more than four to a run.
+        let members: Vec<Vec<u8>> = (0..6)
+            .map(|n| bgzf_member(&random(60_000 + n), n % 2 * 5, None))
+            .collect();
+        let sizes: Vec<usize> = members.iter().map(Vec::len).collect();
+        assert!(sizes.iter().all(|&size| size > 60_000), "{sizes:?}");
+        let run: usize = sizes[..5].iter().sum();
+        let bytes = members.concat();
+        let expected = [
+            format!("Frame(0..{run})"),
+            format!("Frame({run}..{})", bytes.len()),
+            format!("End({})", bytes.len()),
+        ];
+        assert_eq!(walked_as(&bytes, Parts::Bgzf), expected);
+        // bgzip's last member, empty: a run of its own at the end.
+        let empty = bgzf_member(b"", 0, None);
+        let with_empty = [&bytes[..], &empty].concat();
+        let expected = [
+            format!("Frame(0..{run})"),
+            format!("Frame({run}..{})", with_empty.len()),
+            format!("End({})", with_empty.len()),
+        ];
+        assert_eq!(walked_as(&with_empty, Parts::Bgzf), expected);
+    }
+
+    /// A member whose end the walk cannot find within the file is left to the one decoder, from
+    /// there on: one without a `BC` field, cut, garbage, a size shorter than a member can be.
+    #[test]
+    fn the_walk_leaves_the_rest_at_a_member_without_its_size() {
+        let text = text(0..1000);
+        let whole = bgzf_member(&text, 0, None);
+        let at = whole.len();
+        let mut wrong_length = bgzf_member(&text, 0, None);
+        // The `BC` field's length, 2, made 3.
+        wrong_length[18] = 3;
+        let cases = [
+            [&whole[..], &gzip(&text)].concat(),
+            [&whole[..], &whole[..whole.len() - 1]].concat(),
+            [&whole[..], b"garbage"].concat(),
+            [&whole[..], &bgzf_member(&text, 0, Some(20))].concat(),
+            [&whole[..], &wrong_length].concat(),
+        ];
+        for (n, bytes) in cases.iter().enumerate() {
+            let expected = [format!("Frame(0..{at})"), format!("Rest({at})")];
+            assert_eq!(walked_as(bytes, Parts::Bgzf), expected, "case {n}");
+        }
+        assert_eq!(walked_as(&gzip(&text), Parts::Bgzf), ["Rest(0)"]);
+    }
+
+    /// Members whose `BC` sizes are wrong are decoded as the one decoder decodes them, each from
+    /// where the last ended; a fault in a later member is told as the one decoder tells it, after
+    /// the members before it.
+    #[test]
+    fn bgzf_members_decode_as_one_decoder_decodes_them() {
+        let text = text(0..300_000);
+        let chunks: Vec<&[u8]> = text.chunks(65_280).collect();
+        let members: Vec<Vec<u8>> = chunks
+            .iter()
+            .map(|chunk| bgzf_member(chunk, 0, None))
+            .collect();
+        let bytes = members.concat();
+        let ones = |bytes: &[u8]| decoded_file(file_of(bytes), Format::Gzip, ONE);
+        let threes = |bytes: &[u8]| {
+            let three = NonZeroUsize::new(3).unwrap();
+            decoded_file(file_of(bytes), Format::Gzip, three)
+        };
+        let (out, ended) = threes(&bytes);
+        assert!(out == text && ended.is_ok(), "{ended:?}");
+        // A size that covers the next member too, and later one 100 bytes too long or too short,
+        // in runs after the first: the walk goes on past the first, and ends at the second, where
+        // the decoder of that run goes on to where the member really ends.
+        for by in [100, -100] {
+            let mut lying = members.clone();
+            let (n, size) = (20, members[20].len() + members[21].len());
+            lying[n] = bgzf_member(chunks[n], 0, Some(size));
+            let (n, size) = (50, members[50].len() as isize + by);
+            lying[n] = bgzf_member(chunks[n], 0, Some(size as usize));
+            let (out, ended) = threes(&lying.concat());
+            assert!(out == text && ended.is_ok(), "{by}: {ended:?}");
+        }
+        let mut flipped = bytes.clone();
+        let late = bytes.len() - members[40..].concat().len() + 1000;
+        flipped[late] ^= 0x55;
+        let (one, one_ended) = ones(&flipped);
+        let (three, three_ended) = threes(&flipped);
+        assert!(
+            three.len() >= members[..40].concat().len(),
+            "{}",
+            three.len()
+        );
+        assert!(three == one, "{} bytes, not {}", three.len(), one.len());
+        assert_eq!(reason(three_ended), reason(one_ended));
     }
 }
