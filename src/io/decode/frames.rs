@@ -713,9 +713,10 @@ mod tests {
         assert!(cuts.len() > 20);
         // Every decoder at work, each holding a frame's pieces while the reader holds back (other
         // tests running beside this one start three at most).
-        let seven = NonZeroUsize::new(7).unwrap();
+        // Eight threads: one for the reader and the rendering, seven decoders.
+        let eight = NonZeroUsize::new(8).unwrap();
         let (mut buffers, _decoding) =
-            decode_file(file_of(&bytes), Format::Zstd, BUFFERS, seven).unwrap();
+            decode_file(file_of(&bytes), Format::Zstd, BUFFERS, eight).unwrap();
         assert_eq!(buffers.read(&mut [0; 10]), 10);
         let started = std::time::Instant::now();
         while frame_decoders() < 7 {
