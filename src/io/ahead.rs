@@ -154,19 +154,8 @@ fn start(path: &Path, output: Option<BorrowedFd<'_>>, buffers: usize) -> Option<
 
 #[cfg(test)]
 mod tests {
-    use std::io::Write;
-
-    use flate2::Compression;
-    use flate2::write::GzEncoder;
-
     use super::*;
-    use crate::io::testing;
-
-    fn gzip(bytes: &[u8]) -> Vec<u8> {
-        let mut encoder = GzEncoder::new(Vec::new(), Compression::default());
-        encoder.write_all(bytes).unwrap();
-        encoder.finish().unwrap()
-    }
+    use crate::io::testing::{self, gzip};
 
     /// Everything `decoded` hands on.
     fn read_all(mut decoded: DecodedFile) -> Vec<u8> {

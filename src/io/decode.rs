@@ -877,13 +877,7 @@ mod tests {
     use flate2::write::GzEncoder;
 
     use super::*;
-    use crate::io::testing;
-
-    fn gzip(bytes: &[u8]) -> Vec<u8> {
-        let mut encoder = GzEncoder::new(Vec::new(), Compression::default());
-        encoder.write_all(bytes).unwrap();
-        encoder.finish().unwrap()
-    }
+    use crate::io::testing::{self, gzip};
 
     fn zstd(bytes: &[u8]) -> Vec<u8> {
         zstd::encode_all(bytes, 3).unwrap()

@@ -181,6 +181,14 @@ pub(crate) mod testing {
         [first, dir.join("missing"), dir, second]
     }
 
+    /// One gzip member of `bytes`, as `gzip -6` writes it.
+    pub fn gzip(bytes: &[u8]) -> Vec<u8> {
+        use std::io::Write;
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(6));
+        encoder.write_all(bytes).unwrap();
+        encoder.finish().unwrap()
+    }
+
     /// A file holding `bytes`, open for reading and writing, its name already gone.
     pub fn file(bytes: &[u8]) -> File {
         let path = path("file");

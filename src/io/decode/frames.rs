@@ -574,7 +574,7 @@ mod tests {
     use super::super::tests::{decoded_file, file_of, reason, skippable};
     use super::super::{BUFFERS, decode_file};
     use super::*;
-    use crate::io::testing;
+    use crate::io::testing::{self, gzip};
 
     /// One zstd frame of `bytes` as `zstd::Encoder` writes it when told `how`.
     fn frame(bytes: &[u8], how: impl FnOnce(&mut zstd::Encoder<'static, Vec<u8>>)) -> Vec<u8> {
@@ -814,12 +814,6 @@ mod tests {
         member.extend_from_slice(&crc.sum().to_le_bytes());
         member.extend_from_slice(&crc.amount().to_le_bytes());
         member
-    }
-
-    fn gzip(bytes: &[u8]) -> Vec<u8> {
-        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(6));
-        encoder.write_all(bytes).unwrap();
-        encoder.finish().unwrap()
     }
 
     /// Bytes that deflate cannot shrink: xorshift's.
