@@ -283,9 +283,15 @@ pub fn decode_file(
     threads: NonZeroUsize,
 ) -> io::Result<(DecodedFile, Decoding)> {
     let buffers = buffers.max(1);
+    let parts = match format {
+        Format::Zstd => Some(Parts::Zstd),
+        Format::Gzip => Some(Parts::Bgzf),
+        _ => None,
+    };
+    let decoders = parts.and(part_decoders(threads));
     let (to_reader, full) = bounded(buffers);
     // Room for every piece the decoders may hold, so that pieces are reused, not made anew.
-    let (to_decoder, empty) = bounded(buffers + frames::pieces_ahead(threads));
+    let (to_decoder, empty) = bounded(buffers + decoders.map_or(0, frames::pieces_ahead));
     let out = BuffersOut {
         full: to_reader,
         empty,
@@ -294,10 +300,9 @@ pub fn decode_file(
         buffer: Vec::new(),
         held: 0,
     };
-    let decoding = start(out, move |out| match (format, part_decoders(threads)) {
-        (Format::Zstd, Some(decoders)) => frames::decode_parts(source, Parts::Zstd, decoders, out),
-        (Format::Gzip, Some(decoders)) => frames::decode_parts(source, Parts::Bgzf, decoders, out),
-        _ => run(Undecoded::new(source), Some(format), threads, out),
+    let decoding = start(out, move |out| match parts.zip(decoders) {
+        Some((parts, decoders)) => frames::decode_parts(source, parts, decoders, out),
+        None => run(Undecoded::new(source), Some(format), threads, out),
     })?;
     let buffers = DecodedFile {
         full,
