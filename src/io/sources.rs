@@ -142,7 +142,7 @@ pub struct Sources {
     /// `-z`: compressed sources are decoded.
     decompress: bool,
     /// Under `-z`, how many sources may be decoding at once: the one read and those after it.
-    decoders: usize,
+    decoders: NonZeroUsize,
 }
 
 impl Sources {
@@ -167,7 +167,7 @@ impl Sources {
             output_is_pipe: false,
             reader_gone: false,
             decompress: false,
-            decoders: 1,
+            decoders: NonZeroUsize::MIN,
         }
     }
 
@@ -188,14 +188,14 @@ impl Sources {
     /// Under `-z`, lets up to `decoders` sources (at least one) decode at once (`--decoders`):
     /// the one read, and the [`ahead`](Self::ahead) of it.
     pub fn decoders(&mut self, decoders: usize) {
-        self.decoders = decoders.max(1);
+        self.decoders = NonZeroUsize::new(decoders).unwrap_or(NonZeroUsize::MIN);
     }
 
     /// How many threads a FILE decoded at its turn may decode its parts on (zstd frames, xz
     /// blocks: CONTRACT §12.4): `--decoders`. A FILE decoded [`ahead`](Self::ahead) decodes on
     /// one, beside the one read.
     pub fn decoder_threads(&self) -> NonZeroUsize {
-        NonZeroUsize::new(self.decoders).unwrap_or(NonZeroUsize::MIN)
+        self.decoders
     }
 
     /// The sources after the one opening that may be decoded ahead, in order: under `-z` the
@@ -204,7 +204,7 @@ impl Sources {
     /// at its turn, and only then told to [`opened`](Self::opened).
     pub fn ahead(&self) -> impl Iterator<Item = &Source> {
         let window = match self.decompress {
-            true => self.decoders - 1,
+            true => self.decoders.get() - 1,
             false => 0,
         };
         self.unopened.iter().rev().take(window)
