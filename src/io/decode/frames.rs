@@ -81,6 +81,10 @@ pub(super) fn pieces_ahead(threads: NonZeroUsize) -> usize {
 /// at most 64 KiB, which would hand on a piece for each 64 KiB decoded.
 const RUN: u64 = BUFFER as u64;
 
+/// The bytes of a BGZF member's header that `bgzip` writes: gzip's fixed 10, the extra field's
+/// length, and the extra field holding the `BC` subfield alone (RFC 1952 §2.3, SAM/BAM §4.1).
+const BGZIP_HEADER: usize = 12 + 6;
+
 /// zstd's frame magic, little-endian.
 const MAGIC: u64 = 0xfd2f_b528;
 
@@ -477,9 +481,15 @@ impl Walk {
     /// file ends before them or cannot be read.
     fn number(&self, source: &File, at: u64, length: usize) -> Option<u64> {
         let mut bytes = [0; 8];
-        let within = at.checked_add(length as u64)? <= self.size;
-        let read = within && source.read_exact_at(&mut bytes[..length], at).is_ok();
-        read.then_some(u64::from_le_bytes(bytes))
+        self.read(source, at, &mut bytes[..length])?;
+        Some(u64::from_le_bytes(bytes))
+    }
+
+    /// Fills `bytes` from the file at `at`, or `None` where the file ends before them or cannot
+    /// be read.
+    fn read(&self, source: &File, at: u64, bytes: &mut [u8]) -> Option<()> {
+        let within = at.checked_add(bytes.len() as u64)? <= self.size;
+        (within && source.read_exact_at(bytes, at).is_ok()).then_some(())
     }
 
     /// Where the skippable frame at the walk's offset ends: after its 8-byte header and the
@@ -491,23 +501,33 @@ impl Walk {
     /// Where the gzip member at the walk's offset ends, as its BGZF `BC` subfield says (its size
     /// less one), or `None` where it has none. What it reads is RFC 1952 §2.3: the flags byte,
     /// then the extra field's length and its subfields, each an ID of two bytes, a length of two,
-    /// and that many bytes.
+    /// and that many bytes. The header is read at once, [`BGZIP_HEADER`] bytes (and the rest of a
+    /// longer extra field after them): the walk is what the decoders take turns at, and reading
+    /// each field apart took six `pread`s a member, 12,600 on 128 MiB of `bgzip`'s output.
     fn member_end(&self, source: &File) -> Option<u64> {
-        const FEXTRA: u64 = 0x04;
-        if self.number(source, self.at + 3, 1)? & FEXTRA == 0 {
+        const FEXTRA: u8 = 0x04;
+        let mut header = vec![0; BGZIP_HEADER.min(self.size.saturating_sub(self.at) as usize)];
+        self.read(source, self.at, &mut header)?;
+        if header.len() < 12 || header[3] & FEXTRA == 0 {
             return None;
         }
-        let extra = self.at + 12;
-        let end = extra + self.number(source, self.at + 10, 2)?;
-        let mut at = extra;
-        while at + 4 <= end {
-            let length = self.number(source, at + 2, 2)?;
-            if self.number(source, at, 2)? == u64::from(u16::from_le_bytes(*b"BC")) && length == 2 {
+        let end = 12 + usize::from(u16::from_le_bytes([header[10], header[11]]));
+        if header.len() < end {
+            header.resize(end, 0);
+            self.read(source, self.at, &mut header)?;
+        }
+        let mut fields = &header[12..end];
+        while let Some((&[id0, id1, length0, length1], rest)) = fields.split_first_chunk() {
+            let length = usize::from(u16::from_le_bytes([length0, length1]));
+            let (field, after) = rest.split_at_checked(length)?;
+            if [id0, id1] == *b"BC"
+                && let Ok(&size) = <&[u8; 2]>::try_from(field)
+            {
                 // The member has at least its header and its 8-byte trailer.
-                let size = self.number(source, at + 4, 2)? + 1;
-                return (size >= end - self.at + 8).then_some(self.at + size);
+                let size = u64::from(u16::from_le_bytes(size)) + 1;
+                return (size >= end as u64 + 8).then_some(self.at + size);
             }
-            at += 4 + length;
+            fields = after;
         }
         None
     }
@@ -793,7 +813,8 @@ mod tests {
     }
 
     /// A gzip member of `bytes` with a BGZF `BC` field that says its size is `size` (its own
-    /// when `None`), the field after another of `before` bytes.
+    /// when `None`), the field after another of `before` bytes, or alone, as `bgzip` writes it,
+    /// when `before` is 0.
     fn bgzf_member(bytes: &[u8], before: usize, size: Option<usize>) -> Vec<u8> {
         let mut deflate =
             flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::new(6));
@@ -801,13 +822,16 @@ mod tests {
         let deflate = deflate.finish().unwrap();
         let mut crc = flate2::Crc::new();
         crc.update(bytes);
-        let extra = 4 + before + 6;
+        let other = if before > 0 { 4 + before } else { 0 };
+        let extra = other + 6;
         let own = 12 + extra + deflate.len() + 8;
         let mut member = vec![0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff];
         member.extend_from_slice(&(extra as u16).to_le_bytes());
-        member.extend_from_slice(b"XY");
-        member.extend_from_slice(&(before as u16).to_le_bytes());
-        member.extend(std::iter::repeat_n(b'x', before));
+        if before > 0 {
+            member.extend_from_slice(b"XY");
+            member.extend_from_slice(&(before as u16).to_le_bytes());
+            member.extend(std::iter::repeat_n(b'x', before));
+        }
         member.extend_from_slice(b"BC\x02\x00");
         member.extend_from_slice(&((size.unwrap_or(own) - 1) as u16).to_le_bytes());
         member.extend_from_slice(&deflate);
@@ -867,13 +891,16 @@ mod tests {
         let at = whole.len();
         let mut wrong_length = bgzf_member(&text, 0, None);
         // The `BC` field's length, 2, made 3.
-        wrong_length[18] = 3;
+        wrong_length[14] = 3;
         let cases = [
             [&whole[..], &gzip(&text)].concat(),
             [&whole[..], &whole[..whole.len() - 1]].concat(),
             [&whole[..], b"garbage"].concat(),
             [&whole[..], &bgzf_member(&text, 0, Some(20))].concat(),
             [&whole[..], &wrong_length].concat(),
+            // Cut inside the header's fixed part, and inside its extra field.
+            [&whole[..], &whole[..8]].concat(),
+            [&whole[..], &whole[..15]].concat(),
         ];
         for (n, bytes) in cases.iter().enumerate() {
             let expected = [format!("Frame(0..{at})"), format!("Rest({at})")];
