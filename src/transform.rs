@@ -36,7 +36,10 @@ pub trait Transform {
     /// space count does): how a strategy that weighs where lines are rendered counts them.
     /// `batched` renders the lines its reading thread holds when the input idles or ends there,
     /// unless their work is more than a hand-off is worth, and then shares them out between its
-    /// workers. The default, zero, says a line costs no more than its bytes.
+    /// workers; and it cuts a regular file into ranges of about a millisecond of this work (at
+    /// the mean length of the first lines read) where that is less than `--chunk-size`, so that
+    /// its workers finish together. The default, zero, says a line costs no more than its bytes:
+    /// chunks and ranges are their bytes alone.
     #[inline(always)]
     fn cost_a_line(&self) -> Duration {
         Duration::ZERO

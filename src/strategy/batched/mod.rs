@@ -20,6 +20,8 @@
 //! after its own: a live line passes through one thread, as in a one-thread filter, with no
 //! hand-off to wait for. Lines whose rendering is more work than a hand-off is worth (by bytes, or
 //! by what the transform says a line costs) go to the workers instead, shared out between them.
+//! A transform that says its lines cost something has a regular file's ranges sized by that work
+//! too, about a millisecond each, so that the workers finish together.
 //!
 //! Each module uses only those below it:
 //!
@@ -104,6 +106,86 @@ fn place_held(held: &[u8], at_end: bool, cost: Duration, threads: usize) -> Held
     }
 }
 
+/// The work a range of a file is cut to for a costly transform. A worker that takes a range when
+/// the other has just taken its last can finish up to a range's work after it, and where the
+/// ranges end (the reading thread waits for them all) or the input does, the other waits. Issue
+/// 32 counted it at 1,000 ns a line: 256 KiB of manual pages were 8,000-11,600 lines, 8-12 ms of
+/// work, in a run of about 100 ms a worker. At 1 ms that wait is about 1 % of such a run, while a
+/// range's own cost (a cut's read of 4 KiB, a hand-off) is a few µs, under 1 % of its work.
+///
+/// Streams keep the byte rule: their chunks are read by the reading thread, and only
+/// `threads + queue` of them are out at once, so that chunks of 1-2 ms held the workers only a few
+/// ms ahead, and through a pipe (the reading thread and `cat` sharing the 2 cores with them) the
+/// workers waited 8-15 ms a run for a chunk, against 1-4 ms with 256 KiB ones.
+const WORK_A_RANGE: Duration = Duration::from_millis(1);
+
+/// How many bytes of a regular file a worker is handed at a time, a range: `chunk_size`, the byte
+/// rule; or, for a transform whose lines cost something ([`Transform::cost_a_line`]), the bytes
+/// of about [`WORK_A_RANGE`] of its lines at the mean length of the lines read so far, if fewer.
+/// Lines are counted only for such a transform, and only in the first `chunk_size` bytes read on
+/// the reading thread: the space count's ranges are its bytes alone, as before.
+#[derive(Debug)]
+struct RangeSize {
+    chunk_size: usize,
+    /// The lines that make [`WORK_A_RANGE`]; none for a transform whose lines cost nothing.
+    lines_a_range: Option<u64>,
+    /// Bytes read on the reading thread, and the line ends among them, while counted.
+    bytes_seen: u64,
+    lines_seen: u64,
+}
+
+impl RangeSize {
+    fn new(chunk_size: usize, cost: Duration) -> Self {
+        let lines_a_range = (!cost.is_zero()).then(|| {
+            let lines = WORK_A_RANGE.as_nanos() / cost.as_nanos();
+            u64::try_from(lines).unwrap_or(u64::MAX).max(1)
+        });
+        RangeSize {
+            chunk_size: chunk_size.max(1),
+            lines_a_range,
+            bytes_seen: 0,
+            lines_seen: 0,
+        }
+    }
+
+    /// Counts `read`, bytes just read, towards the mean line length, while it is counted.
+    fn saw(&mut self, read: &[u8]) {
+        if self.lines_a_range.is_some() && self.bytes_seen < self.chunk_size as u64 {
+            self.bytes_seen += read.len() as u64;
+            self.lines_seen += memchr_iter(b'\n', read).count() as u64;
+        }
+    }
+
+    /// Whether [`bytes`](Self::bytes) is known: for a costly transform, once a line has ended.
+    /// Until then a regular file is read as a stream, not cut into ranges of a guessed size.
+    fn is_known(&self) -> bool {
+        self.lines_a_range.is_none() || self.lines_seen > 0
+    }
+
+    /// The bytes of a range.
+    fn bytes(&self) -> usize {
+        match self.lines_a_range {
+            Some(lines) if self.lines_seen > 0 => {
+                let bytes = lines.saturating_mul(self.bytes_seen) / self.lines_seen;
+                usize::try_from(bytes)
+                    .map_or(self.chunk_size, |bytes| bytes.clamp(1, self.chunk_size))
+            }
+            _ => self.chunk_size,
+        }
+    }
+
+    /// How many parts the `held` bytes of lines that the input read into the reading thread's
+    /// chunk (the file's start, read before its size was known, and the line completed there)
+    /// go to the workers in: one for each whole range's bytes, so each at least a range and
+    /// under two. One by the byte rule.
+    fn parts(&self, held: usize) -> usize {
+        match self.lines_a_range {
+            Some(_) => (held / self.bytes()).max(1),
+            None => 1,
+        }
+    }
+}
+
 /// How long the reading thread waits for more input, with renderings still out, before it waits
 /// for them to be written: the workers write them themselves, so this holds nothing back, but a
 /// write that failed must end the run even while the input idles (`> /dev/full`).
@@ -114,7 +196,9 @@ const BURST_GAP: Duration = Duration::from_millis(1);
 pub struct Knobs {
     /// Worker threads rendering chunks.
     pub threads: usize,
-    /// Bytes read into a chunk before it goes to a worker; a longer line grows its chunk.
+    /// Bytes read into a chunk before it goes to a worker; a longer line grows its chunk. For a
+    /// transform whose lines cost something, a regular file's ranges are fewer bytes where about
+    /// 1 ms of its lines take fewer.
     pub chunk_size: usize,
     /// Chunks read ahead beyond one per worker.
     pub queue: usize,
@@ -214,29 +298,34 @@ fn join_workers(workers: Vec<ScopedJoinHandle<'_, StageClock>>) -> Result<Vec<St
 }
 
 /// Reads the whole input: whole lines go to the workers a full chunk at a time, or are rendered
-/// here when the input goes idle or ends; the ranges of a regular file that the input hands out
-/// go to the workers, which read them themselves. Returns the bytes read on this thread.
+/// here when the input goes idle or ends; the ranges of a regular file that the input hands out,
+/// as [`RangeSize`] sizes them, go to the workers, which read them themselves. Returns the bytes
+/// read on this thread.
 fn read_all<W: Write, T: Transform>(
     size: usize,
     input: &mut impl RangedInput,
     flight: &mut Flight<W, T>,
 ) -> Result<u64, Error> {
     let mut chunk = Chunk::new(size);
+    let mut range_size = RangeSize::new(size, flight.transform.cost_a_line());
     let mut bytes_read_here = 0;
     // Whether ranges of a file are out: one that could not be read ends its file's ranges.
     let mut ranges_out = false;
     loop {
         let piece = if ranges_out && flight.state.read_failed()? {
             Piece::RangesEnd
+        } else if range_size.is_known() {
+            input.next_piece(range_size.bytes(), &mut chunk)?
         } else {
-            input.next_piece(size, &mut chunk)?
+            Piece::Stream
         };
         match piece {
             Piece::Stream => {}
             Piece::Read(read) => {
                 bytes_read_here += read as u64;
                 if chunk.has_lines() {
-                    flight.send_lines(&mut chunk, 1)?;
+                    let parts = range_size.parts(chunk.bytes().len());
+                    flight.send_lines(&mut chunk, parts)?;
                 }
                 continue;
             }
@@ -254,6 +343,7 @@ fn read_all<W: Write, T: Transform>(
                 ranges_out = false;
             }
         }
+        let held = chunk.bytes().len();
         let read = input.read(chunk.spare()?)?;
         if read == 0 {
             chunk.finish();
@@ -262,6 +352,7 @@ fn read_all<W: Write, T: Transform>(
             return Ok(bytes_read_here);
         }
         chunk.filled(read);
+        range_size.saw(chunk.bytes().get(held..).unwrap_or_default());
         bytes_read_here += read as u64;
         hand_on(size, input, &mut chunk, flight)?;
     }
@@ -325,12 +416,13 @@ mod tests {
     use std::io::{BufRead, BufReader, PipeReader, PipeWriter};
     use std::os::fd::AsRawFd;
     use std::path::PathBuf;
+    use std::sync::atomic::{AtomicU64, Ordering};
     use std::thread::JoinHandle;
 
     use super::*;
-    use crate::io::FileInput;
     use crate::io::sources::Sources;
     use crate::io::testing::within;
+    use crate::io::{FileInput, Memory};
     use crate::transform::SpaceCount;
 
     /// `run` on its own thread, reading a pipe and writing another: the pipe's writing end, the
@@ -485,6 +577,108 @@ mod tests {
             place_held(&many_bytes, false, line_a_part, 1),
             Held::Workers(1)
         );
+    }
+
+    /// The space count's ranges are its bytes, whatever its lines; a costly transform's are the
+    /// bytes of [`WORK_A_RANGE`] of its lines at their mean length, once a line has ended (a
+    /// file is not cut before), counted over the first chunk's worth read, and at most a chunk.
+    #[test]
+    fn a_range_is_its_bytes_or_a_costly_transforms_millisecond_of_lines() {
+        let ten_bytes_a_line = "123456789\n".repeat(200).into_bytes();
+        let mut free = RangeSize::new(64 << 10, Duration::ZERO);
+        free.saw(&ten_bytes_a_line);
+        assert!(free.is_known());
+        assert_eq!((free.bytes(), free.parts(1 << 20)), (64 << 10, 1));
+
+        // 1,000 lines at 1,000 ns, 100 at 10 µs.
+        let mut costly = RangeSize::new(64 << 10, Duration::from_micros(10));
+        assert!(!costly.is_known(), "no line has ended");
+        costly.saw(b"1234");
+        assert!(!costly.is_known());
+        costly.saw(b"56789\n");
+        assert!(costly.is_known());
+        assert_eq!(costly.bytes(), 1000);
+        assert_eq!(costly.parts(1000), 1);
+        assert_eq!(costly.parts(1999), 1);
+        assert_eq!(costly.parts(2000), 2);
+        assert_eq!(costly.parts(64 << 10), 65);
+        let mut long_lines = RangeSize::new(64 << 10, Duration::from_micros(1));
+        long_lines.saw(&[&[b'x'; 999][..], b"\n"].concat());
+        assert_eq!(long_lines.bytes(), 64 << 10, "a chunk at most");
+
+        // Past the first chunk's worth, lines are no longer counted.
+        let mut first = RangeSize::new(2000, Duration::from_micros(10));
+        first.saw(&ten_bytes_a_line[..2000]);
+        first.saw(b"\n\n\n\n\n");
+        assert_eq!(first.bytes(), 1000);
+        let cheap = RangeSize::new(1 << 20, Duration::from_nanos(1));
+        assert_eq!(cheap.lines_a_range, Some(1_000_000));
+        let dear = RangeSize::new(1 << 20, Duration::from_secs(1));
+        assert_eq!(dear.lines_a_range, Some(1), "a line at least");
+    }
+
+    /// The space count, recording in `most` the most lines it was handed at once, at a cost it
+    /// only says.
+    struct MostLines<'a> {
+        cost: Duration,
+        most: &'a AtomicU64,
+    }
+
+    impl Transform for MostLines<'_> {
+        fn cost_a_line(&self) -> Duration {
+            self.cost
+        }
+
+        fn most_added(&self) -> usize {
+            SpaceCount.most_added()
+        }
+
+        fn render_line(&self, out: &mut Vec<u8>, line: &[u8]) {
+            SpaceCount.render_line(out, line);
+        }
+
+        fn render_chunk(&self, out: &mut Vec<u8>, chunk: &[u8]) -> Result<u64, Error> {
+            let lines = SpaceCount.render_chunk(out, chunk)?;
+            self.most.fetch_max(lines, Ordering::Relaxed);
+            Ok(lines)
+        }
+    }
+
+    /// The most lines `batched` (2 workers, 256 KiB chunks) hands a worker at once, rendering
+    /// `input`, which holds `text`, at `cost` a line; checking its output on the way.
+    fn most_lines_at_once(input: impl RangedInput, text: &[u8], cost: Duration) -> u64 {
+        let knobs = Knobs {
+            threads: 2,
+            chunk_size: 256 << 10,
+            queue: 2,
+            clocks: false,
+        };
+        let most = AtomicU64::new(0);
+        let mut out = Vec::new();
+        let transform = MostLines { cost, most: &most };
+        run(&knobs, transform, input, &mut out).unwrap();
+        let mut expected = Vec::new();
+        SpaceCount.render_chunk(&mut expected, text).unwrap();
+        assert!(out == expected, "the output is the space count's");
+        most.into_inner()
+    }
+
+    /// 20,000 lines of 11 bytes at 10 µs a line, 200 ms of work: from a file, cut into ranges,
+    /// they reach the workers 100 to 200 at a time, 1-2 ms of work. By bytes alone they were
+    /// 10,000 at a time: the file, under two 256 KiB chunks, was read as a stream and shared out
+    /// at its end, half to each worker, as it still is from memory (a stream keeps the byte rule).
+    #[test]
+    fn a_costly_transforms_file_goes_to_the_workers_a_millisecond_at_a_time() {
+        let text: String = (0..20_000).map(|n| format!("line {n:5}\n")).collect();
+        let text = text.as_bytes();
+        let file = crate::io::testing::file(text);
+        let path = PathBuf::from(format!("/dev/fd/{}", file.as_raw_fd()));
+        let cost = Duration::from_micros(10);
+        let from_file = FileInput::new(Sources::new(&[path]), None);
+        let from_file = most_lines_at_once(from_file, text, cost);
+        assert!(from_file <= 200, "{from_file} lines at once from a file");
+        let from_memory = most_lines_at_once(Memory::new(text), text, cost);
+        assert_eq!(from_memory, 10_001, "a stream's lines at once");
     }
 
     /// A full chunk goes to a worker, which writes its rendering though the input then waits.
