@@ -4,14 +4,14 @@
 # pages, read from a file and through a pipe. The strategies are the library's own code, run by
 # the harness's program `work` (tools/src/bin/work.rs, a transform of its own through the same
 # generic strategies), so the binaries keep their CLI and their code; `work`'s per-line work is
-# calibrated once here, in steps a microsecond of CPU, and written beside the data.
+# calibrated here before each point, in steps a microsecond of CPU, and written beside the data.
 #
 # Writes into the run's folder: work-*.json (hyperfine's, each command's wall times and mean user
 # and system time), work.tsv (the raw data: one row a command, its lines/s, CPU a line and
-# overhead, the CPU a line beyond the work's own as a share of its CPU a line), work.calibration,
-# and work.svg (the overhead against the work, one panel a text and source; without gnuplot, a
-# note). Through a pipe, `cat`'s CPU counts in the command's. The README's table from these is a
-# later session's: this script was run at SIZE=tiny only so far.
+# overhead, the CPU a line beyond the work's own as a share of its CPU a line), work.calibration
+# (the steps a microsecond each point ran at) and work.svg (the overhead against the work, one
+# panel a text and source; without gnuplot, a note). Through a pipe, `cat`'s CPU counts in the
+# command's.
 #
 # Sizes follow SIZE (harness/lib.sh): the lines of each text (200,000 at full size).
 
@@ -25,9 +25,16 @@ STRATEGIES=("std-baseline" "baseline" "streamer" "pipeline --batch 1000" "batche
 
 build
 [[ -x $BIN_DIR/work ]] || die "no work program in $BIN_DIR (tools/src/bin/work.rs)"
-steps=$("$BIN_DIR/work" --calibrate)
-printf '%s steps of work a microsecond of CPU (work --calibrate)\n' "$steps" > "$RUN_DIR/work.calibration"
-say "work: $steps steps a microsecond"
+# Calibrated anew before each point (text, source, work a line), seconds before its runs: this
+# machine's speed drifted by up to ±10 % within minutes, and a run calibrated once put every
+# strategy's overhead at 10,000 ns 3 to 14 % off (results/runs/2026-11-26T1652Z-273764b-2-cores/).
+calibrations=$RUN_DIR/work.calibration
+printf 'text\tsource\tns\tsteps_a_microsecond\n' > "$calibrations"
+# calibrate TEXT SOURCE NS: sets steps (work --calibrate's steps a microsecond of CPU) and notes it.
+calibrate() {
+    steps=$("$BIN_DIR/work" --calibrate)
+    printf '%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$steps" >> "$calibrations"
+}
 
 # The texts, WORK_LINES lines each: generated log lines, and this machine's man pages.
 logs=$WORK/work-logs-$WORK_LINES.txt
@@ -53,6 +60,7 @@ printf 'text\tsource\tns\tstrategy\tlines\twall_s\tcpu_s\tlines_per_s\tcpu_ns_a_
 for text in logs man; do
     file=${!text}
     # Every strategy writes the space count's bytes, work or not: each against the binary's.
+    calibrate "$text" check 30
     checks=("$(q "$BIN_DIR/std-baseline") $(q "$file")")
     for strategy in "${STRATEGIES[@]}"; do
         checks+=("$(work_command "$strategy" 30 "$file" file)")
@@ -60,6 +68,7 @@ for text in logs man; do
     same_output "work on $text" "${checks[@]}"
     for source in file pipe; do
         for ns in $NS_LIST; do
+            calibrate "$text" "$source" "$ns"
             commands=()
             for strategy in "${STRATEGIES[@]}"; do
                 commands+=("$strategy" "$(work_command "$strategy" "$ns" "$file" "$source") > /dev/null")
