@@ -191,9 +191,9 @@ impl Sources {
         self.decoders = NonZeroUsize::new(decoders).unwrap_or(NonZeroUsize::MIN);
     }
 
-    /// How many threads a FILE decoded at its turn may decode its parts on (zstd frames, xz
-    /// blocks: CONTRACT §12.4): `--decoders`. A FILE decoded [`ahead`](Self::ahead) decodes on
-    /// one, beside the one read.
+    /// How many threads a FILE decoded at its turn may decode its parts on (zstd frames, BGZF
+    /// members, xz blocks: CONTRACT §12.4): `--decoders`. A FILE decoded
+    /// [`ahead`](Self::ahead) decodes on one, beside the one read.
     pub fn decoder_threads(&self) -> NonZeroUsize {
         self.decoders
     }
