@@ -891,3 +891,72 @@ proptest! {
         }
     }
 }
+
+/// The slice each thread of process `pid` is scheduled with, as the kernel tells it (0 where it
+/// tells none: kernels before 6.12).
+fn slices(pid: u32) -> Vec<u64> {
+    let tasks = fs::read_dir(format!("/proc/{pid}/task")).expect("the binary's threads");
+    tasks
+        .flatten()
+        .filter_map(|task| task.file_name().to_str()?.parse::<libc::pid_t>().ok())
+        .map(|tid| {
+            // SAFETY: `sched_attr` is plain integers, for which all zeroes is a value.
+            let mut attr: libc::sched_attr = unsafe { std::mem::zeroed() };
+            let size = std::mem::size_of::<libc::sched_attr>() as libc::c_uint;
+            // SAFETY: the kernel writes at most `size` bytes into `attr`, which has that many.
+            let got =
+                unsafe { libc::syscall(libc::SYS_sched_getattr, tid, &raw mut attr, size, 0) };
+            assert_eq!(got, 0, "sched_getattr of thread {tid}");
+            attr.sched_runtime
+        })
+        .collect()
+}
+
+/// docs/CONTRACT.md §12.6: once a FILE's parts are decoded on several threads, or a FILE is decoded
+/// ahead, every thread of the binary runs with the 0.1 ms slice; without decoders beside the
+/// reader, none does. Looked at while the binary waits for its output to be read (in a write, or
+/// in poll for the tokio binaries), every thread asleep.
+#[test]
+fn decoders_beside_the_reader_give_every_thread_a_short_slice() {
+    let text = text(100_000);
+    let plain = scratch_file("sliced.txt", &text);
+    let Some(pzstd) = tool_output("pzstd", "zstd", &["-1", "-p", "2", "-c", "-q"], &plain) else {
+        return;
+    };
+    let pzstd = scratch_file("sliced.pzst", &pzstd);
+    let gzipped = scratch_file("sliced.gz", &gzip(&text));
+    let cases = [
+        (vec![&pzstd], true),
+        (vec![&gzipped, &gzipped], true),
+        (vec![&gzipped], false),
+        (vec![&plain, &plain], false),
+    ];
+    for variant in defaults() {
+        for (files, sliced) in &cases {
+            let mut command = decompressing(variant, &["--decoders", "2"]);
+            command
+                .args(files)
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped());
+            let mut child = command.spawn().unwrap();
+            let pid = child.id();
+            common::wait_for(&format!("{} waiting to write", variant.program), || {
+                common::process_asleep_in(pid, "pipe_write")
+                    || common::process_asleep_in(pid, "poll")
+            });
+            let slices = slices(pid);
+            child.kill().unwrap();
+            child.wait().unwrap();
+            if slices.contains(&0) {
+                return skip("the kernel tells no slice (it has none to ask for before 6.12)");
+            }
+            let short = slices.iter().filter(|&&slice| slice == 100_000).count();
+            let wanted = if *sliced { slices.len() } else { 0 };
+            assert_eq!(
+                short, wanted,
+                "{} {files:?}: slices {slices:?}",
+                variant.program
+            );
+        }
+    }
+}

@@ -143,6 +143,7 @@ fn start(path: &Path, output: Option<BorrowedFd<'_>>, buffers: usize) -> Option<
     if format == Format::Plain {
         return None;
     }
+    decode::slices::ask_short();
     let (decoded, decoding) = decode::decode_file(file, format, buffers, NonZeroUsize::MIN).ok()?;
     Some(Started {
         identity,
