@@ -894,6 +894,7 @@ proptest! {
 
 /// The slice each thread of process `pid` is scheduled with, as the kernel tells it (0 where it
 /// tells none: kernels before 6.12).
+#[cfg(target_os = "linux")]
 fn slices(pid: u32) -> Vec<u64> {
     let tasks = fs::read_dir(format!("/proc/{pid}/task")).expect("the binary's threads");
     tasks
@@ -916,6 +917,7 @@ fn slices(pid: u32) -> Vec<u64> {
 /// ahead, every thread of the binary runs with the 0.1 ms slice; without decoders beside the
 /// reader, none does. Looked at while the binary waits for its output to be read (in a write, or
 /// in poll for the tokio binaries), every thread asleep.
+#[cfg(target_os = "linux")]
 #[test]
 fn decoders_beside_the_reader_give_every_thread_a_short_slice() {
     let text = text(100_000);
