@@ -289,12 +289,10 @@ pub fn decode_file(
         Format::Gzip => Some(Parts::Bgzf),
         _ => None,
     };
-    let decoders = parts.and(pool_decoders(threads));
+    let pool = parts.zip(pool_decoders(threads));
     let (to_reader, full) = bounded(buffers);
     // Room for every piece the decoders may hold, so that pieces are reused, not made anew.
-    let ahead = parts
-        .zip(decoders)
-        .map_or(0, |(parts, decoders)| frames::pieces_ahead(parts, decoders));
+    let ahead = pool.map_or(0, |(parts, decoders)| frames::pieces_ahead(parts, decoders));
     let (to_decoder, empty) = bounded(buffers + ahead);
     let out = BuffersOut {
         full: to_reader,
@@ -304,7 +302,7 @@ pub fn decode_file(
         buffer: Vec::new(),
         held: 0,
     };
-    let decoding = start(out, move |out| match parts.zip(decoders) {
+    let decoding = start(out, move |out| match pool {
         Some((parts, decoders)) => frames::decode_parts(source, parts, decoders, out),
         None => run(Undecoded::new(source), Some(format), threads, out),
     })?;
@@ -320,8 +318,8 @@ pub fn decode_file(
 /// How many of `threads` decode a file's zstd frames or BGZF members at once: every one, or none
 /// (one decoder, as for a stream) below two. With every thread short-sliced (CONTRACT §12.6) the
 /// reader and the rendering run as soon as they have work beside decoders on every core: on 2
-/// cores two zstd decoders took 0.72-0.75x one decoder's time, two BGZF decoders 0.85-0.89x
-/// (docs/DECOMPRESS.md). xz's decoder, ten times slower than the rendering, takes every thread too.
+/// cores two zstd decoders took 0.70-0.76x one frame's time, two BGZF decoders 0.78-0.95x one
+/// gzip member's (docs/DECOMPRESS.md). xz's decoder, ten times slower than the rendering, takes every thread too.
 fn pool_decoders(threads: NonZeroUsize) -> Option<NonZeroUsize> {
     Some(threads).filter(|threads| threads.get() > 1)
 }

@@ -71,8 +71,8 @@ impl Parts {
     /// The parts under way for each decoder: decoded, being decoded or being handed on. One
     /// each made a decoder that finished its part wait for the other's part before it, whose
     /// pieces go to the reader as they are decoded, to be handed on: on 2 cores two zstd decoders
-    /// took 0.74x one frame's time with one part each and 0.69x with 1.5; BGZF's small parts,
-    /// 0.97x with one each and 0.78x with 4.
+    /// took 0.74x one frame's time with 1 part each and 0.69x with 1.5; BGZF's small parts 0.97x,
+    /// 0.84x and 0.78x one member's with 1, 2.5 and 4.5 each (docs/DECOMPRESS.md).
     fn under_way(self) -> usize {
         match self {
             Parts::Zstd => 2,
@@ -89,10 +89,7 @@ const WINDOW: u64 = 8 << 20;
 /// The most decoded pieces held ahead of the reader when `threads` decoders decode a file of
 /// `parts`: the pieces of every part under way, and the one each decoder fills.
 pub(super) fn pieces_ahead(parts: Parts, threads: NonZeroUsize) -> usize {
-    match threads.get() {
-        1 => 0,
-        threads => threads * (parts.under_way() * parts.pieces() + 1),
-    }
+    threads.get() * (parts.under_way() * parts.pieces() + 1)
 }
 
 /// The compressed bytes of BGZF members a decoder takes at a time, whole members: `bgzip`'s are

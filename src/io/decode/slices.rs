@@ -51,7 +51,7 @@ mod linux {
 
     /// Gives thread `tid` `slice` nanoseconds if it is scheduled fairly (a real-time thread has no
     /// slice to change); a refusal changes nothing.
-    pub(super) fn ask(tid: libc::pid_t, slice: u64) {
+    fn ask(tid: libc::pid_t, slice: u64) {
         let Some(mut attr) = attributes(tid) else {
             return;
         };
@@ -65,7 +65,7 @@ mod linux {
     }
 
     /// Thread `tid`'s scheduling attributes, as the kernel tells them.
-    pub(super) fn attributes(tid: libc::pid_t) -> Option<libc::sched_attr> {
+    fn attributes(tid: libc::pid_t) -> Option<libc::sched_attr> {
         // SAFETY: `sched_attr` is plain integers, for which all zeroes is a value.
         let mut attr: libc::sched_attr = unsafe { mem::zeroed() };
         let size = mem::size_of::<libc::sched_attr>() as libc::c_uint;
