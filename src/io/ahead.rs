@@ -33,25 +33,31 @@ pub struct Ahead {
     /// `Some` for each source decoded ahead, `None` for one that is not (stdin, a stream, a plain
     /// or unopenable file).
     looked: VecDeque<Option<Started>>,
+    /// The most decodings busy at once, the one read among them (`--decoders`).
+    decoders: usize,
     /// The most buffers each decoder ahead holds.
     buffers: usize,
 }
 
 impl Ahead {
-    /// Decodings ahead for up to `window` sources at once ([`Sources::ahead`]'s most).
+    /// Decodings ahead with up to `decoders` decoding at once.
     ///
-    /// [`Sources::ahead`]: crate::io::sources::Sources::ahead
-    ///
-    /// Each of `n` decoders (the one read and those ahead) holds `1/n` of
-    /// [`decode::DECODED_HELD`], and never less than a FILE decoded at its turn
-    /// ([`decode::BUFFERS`]). A decoder ahead overlaps its FILE with the one read only as far as
-    /// it may hold: on two cores, 16 MiB each, most of a rotated log of tens of MB.
-    pub fn new(window: usize) -> Self {
-        let each = decode::DECODED_HELD / decode::BUFFER / (window + 1);
+    /// Each holds `1 / decoders` of [`decode::DECODED_HELD`], and never less than a FILE decoded
+    /// at its turn ([`decode::BUFFERS`]). A decoder ahead overlaps its FILE with the one read only
+    /// as far as it may hold: on two cores, 16 MiB each, most of a rotated log of tens of MB.
+    pub fn new(decoders: NonZeroUsize) -> Self {
+        let each = decode::DECODED_HELD / decode::BUFFER / decoders.get();
         Ahead {
             looked: VecDeque::new(),
+            decoders: decoders.get(),
             buffers: each.max(decode::BUFFERS),
         }
+    }
+
+    /// How many sources have been looked at ahead, for the driver's tests.
+    #[cfg(test)]
+    pub(super) fn looked_at(&self) -> usize {
+        self.looked.len()
     }
 
     /// The next source's turn has come: its decoding ahead, if it has one.
@@ -61,17 +67,30 @@ impl Ahead {
 
     /// Looks at the sources in `window` (those after the one open that may be decoded ahead, in
     /// order) not yet looked at, and starts decoding each that is a compressed regular file and
-    /// not the output.
+    /// not the output, while fewer than `decoders` decodings are under way, the one read's among
+    /// them if `read_decoding`. Called at each turn and after each read, so that a decoder that
+    /// has ended leaves its core to the next FILE at once: on two cores a FILE decoded whole
+    /// ahead was otherwise rendered at its turn beside one decoder, and the other core idled.
     pub fn look<'a>(
         &mut self,
         window: impl Iterator<Item = &'a Source>,
         output: Option<BorrowedFd<'_>>,
+        read_decoding: bool,
     ) {
+        let under_way = self.looked.iter().flatten();
+        let mut decoding = usize::from(read_decoding)
+            + under_way
+                .filter(|started| !started.decoding.has_ended())
+                .count();
         for source in window.skip(self.looked.len()) {
+            if decoding >= self.decoders {
+                return;
+            }
             let started = match source {
                 Source::File(path) => start(path, output, self.buffers),
                 Source::Stdin => None,
             };
+            decoding += usize::from(started.is_some());
             self.looked.push_back(started);
         }
     }
@@ -190,10 +209,10 @@ mod tests {
             Source::Stdin,
             named("b.gz", &gzip(b"b\n")),
         ];
-        let mut ahead = Ahead::new(window.len());
+        let mut ahead = Ahead::new(NonZeroUsize::new(9).unwrap());
         assert_eq!(ahead.buffers, 14, "32 MiB shared by nine: 3.5 MiB each");
-        ahead.look(window.iter().take(3), None);
-        ahead.look(window.iter(), None);
+        ahead.look(window.iter().take(3), None, true);
+        ahead.look(window.iter(), None, true);
         let decoded_ahead: Vec<bool> = window.iter().map(|_| ahead.take_turn().is_some()).collect();
         assert_eq!(
             decoded_ahead,
@@ -202,7 +221,7 @@ mod tests {
         );
         assert!(ahead.take_turn().is_none(), "none past the window");
 
-        ahead.look(window.iter(), None);
+        ahead.look(window.iter(), None, true);
         let Source::File(a) = &window[0] else {
             unreachable!()
         };
@@ -223,9 +242,43 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// Whether the decoding of the `k`th source looked at has ended, waited for up to a few
+    /// seconds.
+    fn ends(ahead: &Ahead, k: usize) -> bool {
+        let decoding = &ahead.looked[k].as_ref().expect("decoded ahead").decoding;
+        (0..1000).any(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            decoding.has_ended()
+        })
+    }
+
+    #[test]
+    fn another_starts_only_while_fewer_than_the_decoders_are_under_way() {
+        let dir = testing::path("ahead-under-way");
+        std::fs::create_dir_all(&dir).unwrap();
+        let window: Vec<Source> = ["a.gz", "b.gz", "c.gz"]
+            .iter()
+            .map(|name| {
+                std::fs::write(dir.join(name), gzip(name.as_bytes())).unwrap();
+                Source::File(dir.join(name))
+            })
+            .collect();
+        let mut ahead = Ahead::new(NonZeroUsize::new(2).unwrap());
+        ahead.look(window.iter(), None, true);
+        assert_eq!(ahead.looked.len(), 1, "the one read's decoder and a's");
+        assert!(ends(&ahead, 0), "a, a few bytes, decodes at once");
+        ahead.look(window.iter(), None, true);
+        assert_eq!(ahead.looked.len(), 2, "a's has ended: b's starts");
+        assert!(ends(&ahead, 1));
+        ahead.look(window.iter(), None, false);
+        assert_eq!(ahead.looked.len(), 3, "the one read's has ended too");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     #[test]
     fn each_decoder_holds_its_share_and_never_less_than_one_decoded_at_its_turn() {
-        assert_eq!(Ahead::new(1).buffers, 64, "16 MiB each of two");
-        assert_eq!(Ahead::new(1000).buffers, decode::BUFFERS);
+        let decoders = |n| Ahead::new(NonZeroUsize::new(n).unwrap()).buffers;
+        assert_eq!(decoders(2), 64, "16 MiB each of two");
+        assert_eq!(decoders(1000), decode::BUFFERS);
     }
 }

@@ -246,6 +246,11 @@ pub struct Decoding {
 }
 
 impl Decoding {
+    /// Whether the thread has ended: it has told how by then.
+    pub fn has_ended(&self) -> bool {
+        !self.ended.is_empty()
+    }
+
     /// How decoding ended, once the decoded bytes have ended: the thread has told it by then, so
     /// this never waits.
     pub fn finish(self) -> Result<(), Failure> {

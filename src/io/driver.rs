@@ -101,7 +101,7 @@ impl<F> Driver<F> {
     pub fn new(mut sources: Sources, output: Option<OwnedFd>, handle: fn(File) -> F) -> Self {
         sources.output_is_pipe(output.as_ref().is_some_and(|fd| fd::is_pipe(fd.as_fd())));
         Driver {
-            ahead: Ahead::new(sources.ahead().count()),
+            ahead: Ahead::new(sources.decoder_threads()),
             sources,
             current: None,
             decoding: None,
@@ -128,8 +128,7 @@ impl<F> Driver<F> {
                     let opened = open(&source, output, self.sources.decompresses());
                     let opened = self.sources.opened(opened);
                     (self.current, self.decoding) = self.decode_if_told(opened, ahead);
-                    let output = self.output.as_ref().map(AsFd::as_fd);
-                    self.ahead.look(self.sources.ahead(), output);
+                    self.look_ahead();
                 }
                 Step::Report(error) => self.failures.add(error),
                 Step::Wait => return Ok(Left::Wait),
@@ -215,7 +214,16 @@ impl<F> Driver<F> {
         {
             self.sources.decoded(decoding.finish());
         }
+        self.look_ahead();
         self.sources.read(read)
+    }
+
+    /// Starts decoding ahead where a decoder is free ([`Ahead::look`]): after every read, so that
+    /// one that ends while the FILE read is being read is followed at once.
+    fn look_ahead(&mut self) {
+        let output = self.output.as_ref().map(AsFd::as_fd);
+        let read_decoding = self.decoding.as_ref().is_some_and(|read| !read.has_ended());
+        self.ahead.look(self.sources.ahead(), output, read_decoding);
     }
 
     /// Whether a read now would return at once: where [`Sources`] knows, what it says; else what
@@ -324,6 +332,46 @@ mod tests {
         assert_eq!(told.len(), 1, "{told:?}");
         let corrupt = files[3].display().to_string();
         assert!(told[0].starts_with(&format!("{corrupt}: decompressing: ")));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Whether `decoding` ends within a few seconds.
+    fn ends(decoding: &Decoding) -> bool {
+        (0..1000).any(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            decoding.has_ended()
+        })
+    }
+
+    #[test]
+    fn a_decoder_ahead_starts_after_a_read_once_the_one_read_has_ended() {
+        let dir = testing::path("driver-ahead");
+        std::fs::create_dir_all(&dir).unwrap();
+        // b decodes to more than its share of held bytes (16 MiB of two decoders'), so its
+        // decoding stays under way until b is read.
+        let files = [("a.gz", 1), ("b.gz", 17 << 20), ("c.gz", 1)].map(|(name, size)| {
+            let mut gzip = GzEncoder::new(Vec::new(), Compression::default());
+            gzip.write_all(&vec![b'\n'; size]).unwrap();
+            std::fs::write(dir.join(name), gzip.finish().unwrap()).unwrap();
+            dir.join(name)
+        });
+        let mut sources = Sources::new(&files);
+        sources.decompress(true);
+        sources.decoders(2);
+        let mut driver = driver(sources, None);
+        assert_eq!(driver.proceed().unwrap(), Left::Read);
+        assert_eq!(driver.ahead.looked_at(), 1, "a's decoder and b's");
+        assert!(ends(driver.decoding.as_ref().unwrap()), "a decodes at once");
+        let Some(Reading::Decoded(pieces)) = driver.current_mut() else {
+            panic!("a not decoded in memory");
+        };
+        let read = pieces.read(&mut [0; 1]);
+        assert_eq!(driver.tell_read(Ok(read)), Some(1));
+        assert_eq!(
+            driver.ahead.looked_at(),
+            2,
+            "a's has ended and b's is under way: c's starts"
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -198,13 +198,14 @@ impl Sources {
         self.decoders
     }
 
-    /// The sources after the one opening that may be decoded ahead, in order: under `-z` the
-    /// next `decoders - 1`, else none. Which of them are decoded ahead (compressed regular files
-    /// only) is for the driver to find, and nothing it finds is reported: each is opened again
-    /// at its turn, and only then told to [`opened`](Self::opened).
+    /// The sources after the one opening that may be decoded ahead, in order: under `-z` with
+    /// more than one decoder the next `decoders`, else none; as many decoders ahead as could all
+    /// be busy once the one read has ended. Which of them are decoded ahead (compressed regular
+    /// files only), and when, is for the driver to find, and nothing it finds is reported: each is
+    /// opened again at its turn, and only then told to [`opened`](Self::opened).
     pub fn ahead(&self) -> impl Iterator<Item = &Source> {
-        let window = match self.decompress {
-            true => self.decoders.get() - 1,
+        let window = match self.decompress && self.decoders.get() > 1 {
+            true => self.decoders.get(),
             false => 0,
         };
         self.unopened.iter().rev().take(window)
@@ -543,24 +544,26 @@ mod tests {
     }
 
     #[test]
-    fn under_z_the_next_decoders_minus_one_sources_may_be_decoded_ahead() {
-        let mut sources = sources(&["a", "b", "-", "c"]);
+    fn under_z_the_next_decoders_sources_may_be_decoded_ahead() {
+        let mut sources = sources(&["a", "b", "-", "c", "d"]);
         sources.decoders(3);
         assert_eq!(ahead(&sources), [] as [String; 0], "without -z none");
         sources.decompress(true);
-        assert_eq!(ahead(&sources), ["a", "b"], "before any opens");
+        assert_eq!(ahead(&sources), ["a", "b", "stdin"], "before any opens");
         open(&mut sources, "a", Ok(FILE));
         assert_eq!(
             ahead(&sources),
-            ["b", "stdin"],
+            ["b", "stdin", "c"],
             "those after the one opening"
         );
         sources.read(Ok(0));
         open(&mut sources, "b", Ok(FILE));
-        assert_eq!(ahead(&sources), ["stdin", "c"]);
+        assert_eq!(ahead(&sources), ["stdin", "c", "d"]);
         sources.read(Ok(0));
         open(&mut sources, "stdin", Ok(PIPE));
-        assert_eq!(ahead(&sources), ["c"], "up to the last");
+        sources.read(Ok(0));
+        open(&mut sources, "c", Ok(FILE));
+        assert_eq!(ahead(&sources), ["d"], "up to the last");
         sources.decoders(1);
         assert_eq!(
             ahead(&sources),
