@@ -926,9 +926,15 @@ fn decoders_beside_the_reader_give_every_thread_a_short_slice() {
         return;
     };
     let pzstd = scratch_file("sliced.pzst", &pzstd);
+    let xz_args = ["-T2", "--block-size=64KiB", "-c"];
+    let Some(xz) = tool_output("xz", "xz-utils", &xz_args, &plain) else {
+        return;
+    };
+    let xz = scratch_file("sliced.xz", &xz);
     let gzipped = scratch_file("sliced.gz", &gzip(&text));
     let cases = [
         (vec![&pzstd], true),
+        (vec![&xz], true),
         (vec![&gzipped, &gzipped], true),
         (vec![&gzipped], false),
         (vec![&plain, &plain], false),

@@ -703,18 +703,23 @@ impl XzStreams {
 
     /// A decoder of every stream to the end, or, with threads, of one stream. Its memory is
     /// bounded as one decoder's is ([`XZ_MEMORY_LIMIT`]); within that bound liblzma starts as
-    /// many of the threads as fit (its default bound for threads, 0, starts one).
+    /// many of the threads as fit (its default bound for threads, 0, starts one). Its threads
+    /// decode beside the reader, so the process's threads take the short slice first
+    /// (CONTRACT §12.6), and liblzma's inherit it.
     fn decoder(threads: Option<u32>) -> io::Result<liblzma::stream::Stream> {
         let decoder = match threads {
             None => liblzma::stream::Stream::new_stream_decoder(
                 XZ_MEMORY_LIMIT,
                 liblzma::stream::CONCATENATED,
             ),
-            Some(threads) => liblzma::stream::MtStreamBuilder::new()
-                .threads(threads)
-                .memlimit_threading(XZ_MEMORY_LIMIT)
-                .memlimit_stop(XZ_MEMORY_LIMIT)
-                .decoder(),
+            Some(threads) => {
+                slices::ask_short();
+                liblzma::stream::MtStreamBuilder::new()
+                    .threads(threads)
+                    .memlimit_threading(XZ_MEMORY_LIMIT)
+                    .memlimit_stop(XZ_MEMORY_LIMIT)
+                    .decoder()
+            }
         };
         Ok(decoder?)
     }
