@@ -242,14 +242,9 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
-    /// Whether the decoding of the `k`th source looked at has ended, waited for up to a few
-    /// seconds.
+    /// Whether the decoding of the `k`th source looked at ends.
     fn ends(ahead: &Ahead, k: usize) -> bool {
-        let decoding = &ahead.looked[k].as_ref().expect("decoded ahead").decoding;
-        (0..1000).any(|_| {
-            std::thread::sleep(std::time::Duration::from_millis(5));
-            decoding.has_ended()
-        })
+        testing::ends(&ahead.looked[k].as_ref().expect("decoded ahead").decoding)
     }
 
     #[test]

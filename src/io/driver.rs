@@ -335,14 +335,6 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
-    /// Whether `decoding` ends within a few seconds.
-    fn ends(decoding: &Decoding) -> bool {
-        (0..1000).any(|_| {
-            std::thread::sleep(std::time::Duration::from_millis(5));
-            decoding.has_ended()
-        })
-    }
-
     #[test]
     fn a_decoder_ahead_starts_after_a_read_once_the_one_read_has_ended() {
         let dir = testing::path("driver-ahead");
@@ -361,7 +353,10 @@ mod tests {
         let mut driver = driver(sources, None);
         assert_eq!(driver.proceed().unwrap(), Left::Read);
         assert_eq!(driver.ahead.looked_at(), 1, "a's decoder and b's");
-        assert!(ends(driver.decoding.as_ref().unwrap()), "a decodes at once");
+        assert!(
+            testing::ends(driver.decoding.as_ref().unwrap()),
+            "a decodes at once"
+        );
         let Some(Reading::Decoded(pieces)) = driver.current_mut() else {
             panic!("a not decoded in memory");
         };

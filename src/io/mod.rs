@@ -162,6 +162,18 @@ pub(crate) mod testing {
         std::env::temp_dir().join(format!("pipelines-{what}-{}-{n}", std::process::id()))
     }
 
+    /// Whether `decoding` ends before the [`DEADLINE`].
+    pub fn ends(decoding: &crate::io::decode::Decoding) -> bool {
+        let start = Instant::now();
+        while !decoding.has_ended() {
+            if start.elapsed() > DEADLINE {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        true
+    }
+
     /// A pipe's read end named as a FILE, as a shell's process substitution names it, and its
     /// two ends.
     pub fn pipe_as_file() -> (PathBuf, PipeReader, PipeWriter) {
