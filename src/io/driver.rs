@@ -339,9 +339,11 @@ mod tests {
     fn a_decoder_ahead_starts_after_a_read_once_the_one_read_has_ended() {
         let dir = testing::path("driver-ahead");
         std::fs::create_dir_all(&dir).unwrap();
-        // b decodes to more than its share of held bytes (16 MiB of two decoders'), so its
-        // decoding stays under way until b is read.
-        let files = [("a.gz", 1), ("b.gz", 17 << 20), ("c.gz", 1)].map(|(name, size)| {
+        // a decodes to more than it may hold at its turn (1 MiB), so its decoding is under way
+        // until most of it is read; b to more than its share ahead (16 MiB of two decoders'), so
+        // its decoding stays under way throughout.
+        let a = 2 << 20;
+        let files = [("a.gz", a), ("b.gz", 17 << 20), ("c.gz", 1)].map(|(name, size)| {
             let mut gzip = GzEncoder::new(Vec::new(), Compression::default());
             gzip.write_all(&vec![b'\n'; size]).unwrap();
             std::fs::write(dir.join(name), gzip.finish().unwrap()).unwrap();
@@ -353,15 +355,20 @@ mod tests {
         let mut driver = driver(sources, None);
         assert_eq!(driver.proceed().unwrap(), Left::Read);
         assert_eq!(driver.ahead.looked_at(), 1, "a's decoder and b's");
-        assert!(
-            testing::ends(driver.decoding.as_ref().unwrap()),
-            "a decodes at once"
-        );
-        let Some(Reading::Decoded(pieces)) = driver.current_mut() else {
-            panic!("a not decoded in memory");
+        let read = |driver: &mut Driver<File>, most: usize| {
+            let Some(Reading::Decoded(pieces)) = driver.current_mut() else {
+                panic!("a not decoded in memory");
+            };
+            let read = pieces.read(&mut vec![0; most]);
+            driver.tell_read(Ok(read)).unwrap()
         };
-        let read = pieces.read(&mut [0; 1]);
-        assert_eq!(driver.tell_read(Ok(read)), Some(1));
+        // All of a but its last byte: its decoder has handed on every piece and ends.
+        let mut left = a - 1;
+        while left > 0 {
+            left -= read(&mut driver, left.min(64 << 10));
+        }
+        assert!(testing::ends(driver.decoding.as_ref().unwrap()));
+        assert_eq!(read(&mut driver, 1), 1);
         assert_eq!(
             driver.ahead.looked_at(),
             2,
