@@ -33,7 +33,7 @@ pub struct Ahead {
     /// `Some` for each source decoded ahead, `None` for one that is not (stdin, a stream, a plain
     /// or unopenable file).
     looked: VecDeque<Option<Started>>,
-    /// The most decodings busy at once, the one read among them (`--decoders`).
+    /// The most decodings under way at once, the one read's among them (`--decoders`).
     decoders: usize,
     /// The most buffers each decoder ahead holds.
     buffers: usize,
