@@ -43,6 +43,7 @@ use crate::io::fd;
 
 mod frames;
 pub(crate) mod slices;
+mod whole;
 use frames::Parts;
 
 /// What a source holds, by its first bytes.

@@ -10,10 +10,12 @@
 //!
 //! BGZF (`bgzip`'s gzip, SAM/BAM's specification §4.1) is gzip whose every member says its own
 //! size: a `BC` subfield of the header's extra field holds the member's size less one. The walk
-//! is the one thing that differs ([`Parts`]); each member is decoded by flate2's `GzDecoder`, the
-//! decoder inside the one-decoder path's `MultiGzDecoder`, so its faults read the same. A member
-//! whose deflate data ends elsewhere than its `BC` size says is decoded to where it ends, as one
-//! decoder would, and the rest is left to one decoder from there.
+//! is the one thing that differs ([`Parts`]). A member with `bgzip`'s own header is decoded whole
+//! by libdeflate ([`WholeMember`]), into the piece, when it decodes whole and exactly; from the
+//! first one that does not, flate2's `GzDecoder`, the decoder inside the one-decoder path's
+//! `MultiGzDecoder`, decodes the run's members, so faults read the same. A member whose deflate
+//! data ends elsewhere than its `BC` size says is decoded to where it ends, as one decoder would,
+//! and the rest is left to one decoder from there.
 //!
 //! What the walk cannot make sense of (a magic or a header it does not know, a block or frame
 //! that the file ends inside, a dictionary, a window wider than [`WINDOW`]) is left, from that
@@ -37,6 +39,7 @@ use std::thread;
 use crossbeam_channel::{Receiver, Sender, bounded};
 use zstd::stream::raw::{Decoder, InBuffer, Operation, OutBuffer};
 
+use super::whole::WholeMember;
 use super::{BUFFER, BuffersOut, Failure, Format, ONE, Undecoded, caught, incomplete_frame, run};
 
 /// The formats whose parts the walk can find without decoding.
@@ -226,7 +229,7 @@ fn decode_rest(source: &File, parts: Parts, at: u64, out: &mut BuffersOut) -> Re
 /// A decoder's thread: takes the next part from the walk and decodes it, until the walk ends or
 /// the reader has gone.
 fn decode_frames(source: &File, parts: Parts, walking: &Mutex<Walking>, empty: &Receiver<Vec<u8>>) {
-    let mut decoder = None;
+    let (mut decoder, mut whole) = (None, None);
     let mut input = vec![0; BUFFER];
     loop {
         let (frame, pieces) = {
@@ -261,7 +264,10 @@ fn decode_frames(source: &File, parts: Parts, walking: &Mutex<Walking>, empty: &
                 };
                 decode_frame(source, frame, decoder, &mut input, &pieces, empty)
             }
-            Parts::Bgzf => decode_members(source, frame, &pieces, empty),
+            Parts::Bgzf => {
+                let whole = whole.get_or_insert_with(WholeMember::new).as_mut();
+                decode_members(source, frame, whole, &mut input, &pieces, empty)
+            }
         });
         if let Err(failure) = decoded {
             let _ = pieces.send(Piece::Failed(failure));
@@ -332,20 +338,19 @@ fn decode_frame(
 /// decode them there; where the last ends elsewhere than `members`' end, sends the offset it
 /// ended at, for the one decoder to go on from. Ends early, with no failure, if the reader has
 /// gone.
+///
+/// Members with `bgzip`'s own header are decoded by `whole` (where there is one) from `input`,
+/// which the members are read into; from the first member it does not decode whole (another
+/// header, a size or trailer that does not hold, damage) flate2's `GzDecoder` decodes them, so
+/// that what is wrong reads as the one decoder would say it.
 fn decode_members(
     source: &File,
     members: Range<u64>,
+    whole: Option<&mut WholeMember>,
+    input: &mut Vec<u8>,
     pieces: &Sender<Piece>,
     empty: &Receiver<Vec<u8>>,
 ) -> Result<(), Failure> {
-    let from = FileAt {
-        source,
-        at: members.start,
-        failed: None,
-    };
-    // The members' bytes in one read; a member longer than its size says reads on.
-    let size = (members.end - members.start) as usize;
-    let mut input = BufReader::with_capacity(size, from);
     // A piece [`BUFFER`] bytes long, one handed back if any is: zeroing only what was never
     // written (the bytes it held are left as they are) keeps memset from being a tenth of the
     // instructions.
@@ -360,34 +365,80 @@ fn decode_members(
         held == 0 || pieces.send(Piece::Decoded(piece)).is_ok()
     };
     let mut at = members.start;
-    while at < members.end {
-        let mut member = flate2::bufread::GzDecoder::new(&mut input);
-        loop {
-            match member.read(&mut piece[held..]) {
-                Ok(0) => break,
-                Ok(read) => held += read,
-                Err(error) => {
-                    send(piece, held);
-                    let from = input.get_mut();
-                    return Err(match from.failed.take() {
-                        Some(failed) => Failure::Reading(failed),
-                        None => Failure::Decompressing(error),
-                    });
-                }
-            }
-            if held == BUFFER {
+    input.resize((members.end - members.start) as usize, 0);
+    // A read that fails, or finds the file shrunk, is left to `GzDecoder`'s reads to tell.
+    if let Some(whole) = whole
+        && source.read_exact_at(input, members.start).is_ok()
+    {
+        let mut rest = &input[..];
+        while let Some((member, size)) = bgzip_member(rest) {
+            if size > BUFFER - held {
                 if !send(std::mem::replace(&mut piece, whole_piece()), held) {
                     return Ok(());
                 }
                 held = 0;
             }
+            if !whole.decode(member, &mut piece[held..held + size]) {
+                break;
+            }
+            held += size;
+            at += member.len() as u64;
+            rest = &rest[member.len()..];
         }
-        at = input.get_ref().at - input.buffer().len() as u64;
+    }
+    if at < members.end {
+        let from = FileAt {
+            source,
+            at,
+            failed: None,
+        };
+        // The members' bytes in one read; a member longer than its size says reads on.
+        let mut reader = BufReader::with_capacity((members.end - at) as usize, from);
+        while at < members.end {
+            let mut member = flate2::bufread::GzDecoder::new(&mut reader);
+            loop {
+                match member.read(&mut piece[held..]) {
+                    Ok(0) => break,
+                    Ok(read) => held += read,
+                    Err(error) => {
+                        send(piece, held);
+                        let from = reader.get_mut();
+                        return Err(match from.failed.take() {
+                            Some(failed) => Failure::Reading(failed),
+                            None => Failure::Decompressing(error),
+                        });
+                    }
+                }
+                if held == BUFFER {
+                    if !send(std::mem::replace(&mut piece, whole_piece()), held) {
+                        return Ok(());
+                    }
+                    held = 0;
+                }
+            }
+            at = reader.get_ref().at - reader.buffer().len() as u64;
+        }
     }
     if send(piece, held) && at != members.end {
         let _ = pieces.send(Piece::Rest(at));
     }
     Ok(())
+}
+
+/// The member `bytes` begin with and the size it decodes to, where its header is the one
+/// `bgzip` writes ([`BGZIP_HEADER`] bytes: no flag but the extra field's, which holds the `BC`
+/// subfield alone) and it decodes to at most a [`BUFFER`], as its trailer says.
+fn bgzip_member(bytes: &[u8]) -> Option<(&[u8], usize)> {
+    const FEXTRA: u8 = 0x04;
+    let header: &[u8; BGZIP_HEADER] = bytes.first_chunk()?;
+    let gzip = header[..4] == [0x1f, 0x8b, 8, FEXTRA];
+    let bc = header[10..16] == [6, 0, b'B', b'C', 2, 0];
+    let size = usize::from(u16::from_le_bytes([header[16], header[17]])) + 1;
+    let member = bytes
+        .get(..size)
+        .filter(|_| gzip && bc && size >= BGZIP_HEADER + 8)?;
+    let decoded = u32::from_le_bytes(*member.last_chunk()?) as usize;
+    (decoded <= BUFFER).then_some((member, decoded))
 }
 
 /// The file read from an offset on, a failed read kept, so that it is told as the source's
@@ -968,5 +1019,117 @@ mod tests {
         );
         assert!(three == one, "{} bytes, not {}", three.len(), one.len());
         assert_eq!(reason(three_ended), reason(one_ended));
+    }
+
+    /// Only a member with `bgzip`'s own header, whole, that decodes to at most a piece is one
+    /// for libdeflate to decode whole.
+    #[test]
+    fn only_members_with_bgzips_own_header_decode_whole() {
+        let text = text(0..1000);
+        let member = bgzf_member(&text, 0, None);
+        let next = [&member[..], b"next"].concat();
+        assert_eq!(bgzip_member(&next), Some((&member[..], text.len())));
+        let mut named = member.clone();
+        named[3] |= 0x08;
+        let cases = [
+            bgzf_member(&text, 5, None),
+            named,
+            member[..member.len() - 1].to_vec(),
+            bgzf_member(&text, 0, Some(25)),
+            bgzf_member(&vec![b'a'; BUFFER + 1], 0, None),
+        ];
+        for (n, bytes) in cases.iter().enumerate() {
+            assert_eq!(bgzip_member(bytes), None, "case {n}");
+        }
+        assert!(bgzip_member(&bgzf_member(&vec![b'a'; BUFFER], 0, None)).is_some());
+    }
+
+    /// Members libdeflate decodes whole and members left to `GzDecoder` (another subfield before
+    /// `BC`, more than a piece decoded, a damaged one) come out alike in one run, whole pieces
+    /// filled across them: as one decoder decodes them.
+    #[test]
+    fn members_decoded_whole_and_one_by_one_come_out_alike() {
+        let texts: Vec<Vec<u8>> = (0..40u32)
+            .map(|n| match n % 4 {
+                0 => vec![b'a' + n as u8; BUFFER + 1],
+                1 => text(n * 1000..n * 1000 + 900 + n * 37),
+                _ => random(20_000 + n as usize * 1000),
+            })
+            .collect();
+        let members: Vec<Vec<u8>> = (texts.iter().enumerate())
+            .map(|(n, text)| bgzf_member(text, (n % 7 == 5) as usize * 3, None))
+            .collect();
+        let three = NonZeroUsize::new(3).unwrap();
+        let bytes = members.concat();
+        let runs = walked_as(&bytes, Parts::Bgzf);
+        assert!(runs.len() > 3, "{runs:?}");
+        let (out, ended) = decoded_file(file_of(&bytes), Format::Gzip, three);
+        assert!(out == texts.concat() && ended.is_ok(), "{ended:?}");
+        let mut damaged = members.clone();
+        let middle = damaged[26].len() / 2;
+        damaged[26][middle] ^= 0x55;
+        let damaged = damaged.concat();
+        let (one, one_ended) = decoded_file(file_of(&damaged), Format::Gzip, ONE);
+        let (three, three_ended) = decoded_file(file_of(&damaged), Format::Gzip, three);
+        assert!(three.starts_with(&texts[..26].concat()), "{}", three.len());
+        assert!(three == one, "{} bytes, not {}", three.len(), one.len());
+        assert_eq!(reason(three_ended), reason(one_ended));
+    }
+
+    /// What [`decode_members`] sends of a run of `members`: the decoded bytes, and the failure's
+    /// reason or the offset the rest is left at, if any.
+    fn run_decoded(members: &[u8]) -> (Vec<u8>, Option<String>) {
+        let (pieces, taken) = bounded(members.len());
+        let (_, empty) = bounded(0);
+        let mut whole = WholeMember::new();
+        let run = 0..members.len() as u64;
+        let source = file_of(members);
+        let failed = decode_members(
+            &source,
+            run,
+            whole.as_mut(),
+            &mut Vec::new(),
+            &pieces,
+            &empty,
+        );
+        drop(pieces);
+        let mut ended = failed.err().map(|failure| reason(Err(failure)));
+        let mut decoded = Vec::new();
+        for piece in taken {
+            match piece {
+                Piece::Decoded(piece) => decoded.extend_from_slice(&piece),
+                Piece::Failed(_) => unreachable!("a run's failure is returned"),
+                Piece::Rest(at) => ended = Some(format!("rest at {at}")),
+            }
+        }
+        (decoded, ended)
+    }
+
+    /// A run's members are decoded whole until the first that libdeflate cannot decode whole,
+    /// then by `GzDecoder`: a fault in either reads as the one decoder tells it, after the bytes
+    /// of every member before it.
+    #[test]
+    fn a_run_decodes_members_whole_until_one_it_cannot() {
+        // More than a piece decoded before the member with a subfield before `BC`.
+        let texts: Vec<Vec<u8>> = (0..12).map(|n| random(30_000 + n * 1000)).collect();
+        let mut members: Vec<Vec<u8>> = texts.iter().map(|t| bgzf_member(t, 0, None)).collect();
+        members[10] = bgzf_member(&texts[10], 3, None);
+        assert_eq!(run_decoded(&members.concat()), (texts.concat(), None));
+        for n in [4, 11] {
+            let mut damaged = members.clone();
+            let middle = damaged[n].len() / 2;
+            damaged[n][middle] ^= 0x55;
+            let damaged = damaged.concat();
+            let (one, one_ended) = decoded_file(file_of(&damaged), Format::Gzip, ONE);
+            assert!(
+                one.starts_with(&texts[..n].concat()),
+                "member {n}: {}",
+                one.len()
+            );
+            assert!(
+                run_decoded(&damaged) == (one, Some(reason(one_ended))),
+                "member {n}"
+            );
+        }
     }
 }
