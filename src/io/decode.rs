@@ -308,9 +308,10 @@ pub fn decode_file(
         buffer: Vec::new(),
         held: 0,
     };
-    let decoding = start(out, move |out| match pool {
-        Some((parts, decoders)) => frames::decode_parts(source, parts, decoders, out),
-        None => run(Undecoded::new(source), Some(format), threads, out),
+    let decoding = start(out, move |out| match (pool, parts) {
+        (Some((parts, decoders)), _) => frames::decode_parts(source, parts, decoders, out),
+        (None, Some(parts)) => frames::decode_alone(source, parts, out),
+        (None, None) => run(Undecoded::new(source), Some(format), threads, out),
     })?;
     let buffers = DecodedFile {
         full,
@@ -350,7 +351,7 @@ fn start<O: Out>(
 }
 
 /// What `decoding` returned, or its panic as a failure of the source.
-fn caught(decoding: impl FnOnce() -> Result<(), Failure>) -> Result<(), Failure> {
+fn caught<T>(decoding: impl FnOnce() -> Result<T, Failure>) -> Result<T, Failure> {
     catch_unwind(AssertUnwindSafe(decoding)).unwrap_or_else(|panic| {
         let reason = io::Error::other(panic_message(&*panic));
         Err(Failure::Decompressing(reason))
@@ -932,7 +933,7 @@ mod tests {
     }
 
     /// `bytes` as a pipe's read end, written by a thread of its own.
-    fn piped(bytes: Vec<u8>) -> File {
+    pub(super) fn piped(bytes: Vec<u8>) -> File {
         let (reader, mut writer) = std::io::pipe().unwrap();
         thread::spawn(move || writer.write_all(&bytes));
         File::from(std::os::fd::OwnedFd::from(reader))
@@ -940,7 +941,7 @@ mod tests {
 
     /// Everything `source` decodes to, and how decoding ended: through the pipe when `format`
     /// is `None`, in buffers when it is known.
-    fn decoded(source: File, format: Option<Format>) -> (Vec<u8>, Result<(), Failure>) {
+    pub(super) fn decoded(source: File, format: Option<Format>) -> (Vec<u8>, Result<(), Failure>) {
         let mut out = Vec::new();
         let decoding = match format {
             None => {

@@ -21,8 +21,9 @@
 //! that the file ends inside, a dictionary, a window wider than [`WINDOW`]) is left, from that
 //! frame on, to the decoder that decodes a file of one frame or member ([`run`]), which says
 //! what is wrong as it always does: bad input comes out exactly as without threads, after every
-//! frame before it. A file of one frame is decoded by that decoder alone, as is a file when one
-//! thread is allowed.
+//! frame before it. A file of one frame is decoded by that decoder alone, as is a zstd file when
+//! one thread is allowed; a file of BGZF members is then walked on that one thread, its runs
+//! decoded as a decoder of the pool decodes them ([`decode_alone`]).
 //!
 //! Memory: each decoder holds its window (at most [`WINDOW`]), at most [`Parts::under_way`] parts
 //! per decoder are under way, and each holds at most [`Parts::pieces`] pieces ahead of the reader,
@@ -40,7 +41,9 @@ use crossbeam_channel::{Receiver, Sender, bounded};
 use zstd::stream::raw::{Decoder, InBuffer, Operation, OutBuffer};
 
 use super::whole::WholeMember;
-use super::{BUFFER, BuffersOut, Failure, Format, ONE, Undecoded, caught, incomplete_frame, run};
+use super::{
+    BUFFER, BuffersOut, Failure, Format, ONE, Out, Undecoded, caught, incomplete_frame, run,
+};
 
 /// The formats whose parts the walk can find without decoding.
 #[derive(Debug, Clone, Copy)]
@@ -139,7 +142,7 @@ pub(super) fn decode_parts(
     let start = walk.at;
     let frames = [walk.next(&source), walk.next(&source)];
     if !matches!(frames, [Part::Frame(_), Part::Frame(_)]) {
-        return decode_rest(&source, parts, start, out);
+        return decode_alone(source, parts, out);
     }
     walk.at = start;
     super::slices::ask_short();
@@ -178,18 +181,46 @@ pub(super) fn decode_parts(
                 }
             }
             Parted::Rest(at) => return decode_rest(&source, parts, at, out),
-            Parted::End(at) => {
-                // Where a decoder reading the file to its end would have left its offset, which
-                // stdin shares with whatever reads it next.
-                (&*source)
-                    .seek(SeekFrom::Start(at))
-                    .map_err(Failure::Reading)?;
-                return Ok(());
-            }
+            Parted::End(at) => return leave_offset(&source, at),
         }
     }
     // No decoder could be started.
     decode_rest(&source, parts, start, out)
+}
+
+/// Decodes `source`, a regular file holding `parts` from its offset on, into `out` on this
+/// thread: BGZF members in runs as a decoder of the pool decodes them, whole where libdeflate
+/// takes them; zstd frames, and what the walk cannot follow, by the one decoder.
+pub(super) fn decode_alone(
+    source: File,
+    parts: Parts,
+    out: &mut BuffersOut,
+) -> Result<(), Failure> {
+    let walk = Walk::new(&source, parts).ok();
+    let Some(mut walk) = walk.filter(|_| matches!(parts, Parts::Bgzf)) else {
+        return run(Undecoded::new(source), Some(parts.format()), ONE, out);
+    };
+    let (mut whole, mut input) = (WholeMember::new(), Vec::new());
+    loop {
+        match walk.next(&source) {
+            Part::Frame(members) => {
+                match decode_members(&source, members, whole.as_mut(), &mut input, out)? {
+                    RunEnded::Whole => {}
+                    RunEnded::ReaderGone => return Ok(()),
+                    RunEnded::Rest(at) => return decode_rest(&source, parts, at, out),
+                }
+            }
+            Part::Rest(at) => return decode_rest(&source, parts, at, out),
+            Part::End(at) => return leave_offset(&source, at),
+        }
+    }
+}
+
+/// Leaves the file's offset at `at`, its end, where a decoder reading the file to its end would
+/// have left it: stdin shares it with whatever reads it next.
+fn leave_offset(mut source: &File, at: u64) -> Result<(), Failure> {
+    source.seek(SeekFrom::Start(at)).map_err(Failure::Reading)?;
+    Ok(())
 }
 
 /// What a decoder sends of its part, in order.
@@ -256,114 +287,154 @@ fn decode_frames(source: &File, parts: Parts, walking: &Mutex<Walking>, empty: &
                 _ => return,
             }
         };
+        let mut out = PiecesOut {
+            pieces,
+            empty: empty.clone(),
+            piece: Vec::new(),
+            held: 0,
+        };
         let decoded = caught(|| match parts {
             Parts::Zstd => {
                 let decoder = match &mut decoder {
                     Some(decoder) => decoder,
                     empty => empty.insert(Decoder::new().map_err(Failure::Decompressing)?),
                 };
-                decode_frame(source, frame, decoder, &mut input, &pieces, empty)
+                decode_frame(source, frame, decoder, &mut input, &mut out)
             }
             Parts::Bgzf => {
                 let whole = whole.get_or_insert_with(WholeMember::new).as_mut();
-                decode_members(source, frame, whole, &mut input, &pieces, empty)
+                decode_members(source, frame, whole, &mut input, &mut out)
             }
         });
-        if let Err(failure) = decoded {
-            let _ = pieces.send(Piece::Failed(failure));
+        // The bytes before a failure or a rest go first.
+        out.flush();
+        let ended = match decoded {
+            Ok(RunEnded::Rest(at)) => Piece::Rest(at),
+            Err(failure) => Piece::Failed(failure),
+            Ok(RunEnded::Whole | RunEnded::ReaderGone) => continue,
+        };
+        let _ = out.pieces.send(ended);
+    }
+}
+
+/// A part's decoded bytes, handed on a whole piece at a time to the thread that hands the parts
+/// on in order.
+struct PiecesOut {
+    pieces: Sender<Piece>,
+    /// Pieces the reader has handed back.
+    empty: Receiver<Vec<u8>>,
+    /// The piece being filled, [`BUFFER`] bytes long, or empty when none is.
+    piece: Vec<u8>,
+    /// How much of it holds decoded bytes.
+    held: usize,
+}
+
+impl PiecesOut {
+    /// Hands on the piece being filled, cut to what it holds: false when the reader has gone.
+    fn hand_on(&mut self) -> bool {
+        let mut piece = std::mem::take(&mut self.piece);
+        piece.truncate(std::mem::take(&mut self.held));
+        self.pieces.send(Piece::Decoded(piece)).is_ok()
+    }
+}
+
+impl Out for PiecesOut {
+    fn room(&mut self) -> Option<&mut [u8]> {
+        if self.piece.is_empty() {
+            // One handed back if any is: zeroing only what was never written (the bytes it
+            // held are left as they are) keeps memset from being a tenth of the instructions.
+            let mut piece = self.empty.try_recv().unwrap_or_default();
+            piece.resize(BUFFER, 0);
+            self.piece = piece;
+        }
+        Some(&mut self.piece[self.held..])
+    }
+
+    fn filled(&mut self, n: usize) -> bool {
+        self.held += n;
+        self.held < BUFFER || self.hand_on()
+    }
+
+    fn flush(&mut self) {
+        if self.held > 0 {
+            self.hand_on();
         }
     }
 }
 
-/// Decodes the zstd frame in `frame` of the file into pieces sent to `pieces`, the bytes before a
-/// failure too; ends early, with no failure, if the reader has gone. `input` is room to read into.
+/// How a run of members, or a frame, ended short of a fault.
+enum RunEnded {
+    /// At its end, as the walk found.
+    Whole,
+    /// Elsewhere, at this offset: the rest of the file is the one decoder's.
+    Rest(u64),
+    /// The reader has gone.
+    ReaderGone,
+}
+
+/// Decodes the zstd frame in `frame` of the file into `out`, the bytes before a failure too.
+/// `input` is room to read into.
 fn decode_frame(
     source: &File,
     frame: Range<u64>,
     decoder: &mut Decoder<'static>,
     input: &mut [u8],
-    pieces: &Sender<Piece>,
-    empty: &Receiver<Vec<u8>>,
-) -> Result<(), Failure> {
-    let new_piece = || {
-        let mut piece = empty.try_recv().unwrap_or_default();
-        piece.clear();
-        piece.reserve_exact(BUFFER);
-        piece
-    };
+    out: &mut impl Out,
+) -> Result<RunEnded, Failure> {
     decoder.reinit().map_err(Failure::Decompressing)?;
     let (mut at, mut read, mut used) = (frame.start, 0, 0);
-    let mut piece = new_piece();
-    let ended = loop {
+    loop {
         if used == read && at < frame.end {
             let wanted = input.len().min((frame.end - at) as usize);
             read = read_at(source, &mut input[..wanted], at).map_err(Failure::Reading)?;
             (at, used) = (at + read as u64, 0);
         }
+        let Some(room) = out.room() else {
+            return Ok(RunEnded::ReaderGone);
+        };
         let mut from = InBuffer::around(&input[used..read]);
-        let before = piece.len();
-        let mut into = OutBuffer::around_pos(&mut piece, before);
+        let mut into = OutBuffer::around(room);
         let hint = decoder.run(&mut from, &mut into);
-        let made = into.pos() - before;
+        let made = into.pos();
         used += from.pos();
-        match hint {
-            Err(error) => break Err(Failure::Decompressing(error)),
+        let ended = match hint {
+            Err(error) => Some(Err(Failure::Decompressing(error))),
             // The frame's end: the walk found it here too.
-            Ok(0) if used == read && at == frame.end => break Ok(()),
+            Ok(0) if used == read && at == frame.end => Some(Ok(RunEnded::Whole)),
             Ok(0) => {
                 let early = io::Error::other("a zstd frame ended before its last block");
-                break Err(Failure::Decompressing(early));
+                Some(Err(Failure::Decompressing(early)))
             }
             // The file ended inside the frame: it shrank after the walk.
             Ok(_) if made == 0 && from.pos() == 0 && used == read => {
-                break Err(Failure::Decompressing(incomplete_frame()));
+                Some(Err(Failure::Decompressing(incomplete_frame())))
             }
-            Ok(_) => {}
+            Ok(_) => None,
+        };
+        if !out.filled(made) {
+            return Ok(RunEnded::ReaderGone);
         }
-        if piece.len() == piece.capacity() {
-            if pieces.send(Piece::Decoded(piece)).is_err() {
-                return Ok(());
-            }
-            piece = new_piece();
+        if let Some(ended) = ended {
+            return ended;
         }
-    };
-    if !piece.is_empty() {
-        let _ = pieces.send(Piece::Decoded(piece));
     }
-    ended
 }
 
-/// Decodes the gzip members in `members` of the file into pieces sent to `pieces`, the bytes
-/// before a failure too, member after member from where the last ended, as the one decoder would
-/// decode them there; where the last ends elsewhere than `members`' end, sends the offset it
-/// ended at, for the one decoder to go on from. Ends early, with no failure, if the reader has
-/// gone.
+/// Decodes the gzip members in `members` of the file into `out`, the bytes before a failure too,
+/// member after member from where the last ended, as the one decoder would decode them there;
+/// says where the last ended if elsewhere than `members`' end, for the one decoder to go on from.
 ///
 /// Members with `bgzip`'s own header are decoded by `whole` (where there is one) from `input`,
-/// which the members are read into; from the first member it does not decode whole (another
-/// header, a size or trailer that does not hold, damage) flate2's `GzDecoder` decodes them, so
-/// that what is wrong reads as the one decoder would say it.
+/// which the members are read into, straight into `out`'s room; from the first member it does
+/// not decode whole (another header, a size or trailer that does not hold, damage) flate2's
+/// `GzDecoder` decodes them, so that what is wrong reads as the one decoder would say it.
 fn decode_members(
     source: &File,
     members: Range<u64>,
     whole: Option<&mut WholeMember>,
     input: &mut Vec<u8>,
-    pieces: &Sender<Piece>,
-    empty: &Receiver<Vec<u8>>,
-) -> Result<(), Failure> {
-    // A piece [`BUFFER`] bytes long, one handed back if any is: zeroing only what was never
-    // written (the bytes it held are left as they are) keeps memset from being a tenth of the
-    // instructions.
-    let whole_piece = || {
-        let mut piece = empty.try_recv().unwrap_or_default();
-        piece.resize(BUFFER, 0);
-        piece
-    };
-    let (mut piece, mut held) = (whole_piece(), 0);
-    let send = |mut piece: Vec<u8>, held: usize| {
-        piece.truncate(held);
-        held == 0 || pieces.send(Piece::Decoded(piece)).is_ok()
-    };
+    out: &mut impl Out,
+) -> Result<RunEnded, Failure> {
     let mut at = members.start;
     input.resize((members.end - members.start) as usize, 0);
     // A read that fails, or finds the file shrunk, is left to `GzDecoder`'s reads to tell.
@@ -372,16 +443,24 @@ fn decode_members(
     {
         let mut rest = &input[..];
         while let Some((member, size)) = bgzip_member(rest) {
-            if size > BUFFER - held {
-                if !send(std::mem::replace(&mut piece, whole_piece()), held) {
-                    return Ok(());
-                }
-                held = 0;
+            // A member whole in one piece: the piece is handed on short where it does not fit.
+            match out.room() {
+                None => return Ok(RunEnded::ReaderGone),
+                Some(room) if room.len() < size => out.flush(),
+                Some(_) => {}
             }
-            if !whole.decode(member, &mut piece[held..held + size]) {
+            let Some(room) = out.room() else {
+                return Ok(RunEnded::ReaderGone);
+            };
+            if !room
+                .get_mut(..size)
+                .is_some_and(|room| whole.decode(member, room))
+            {
                 break;
             }
-            held += size;
+            if !out.filled(size) {
+                return Ok(RunEnded::ReaderGone);
+            }
             at += member.len() as u64;
             rest = &rest[member.len()..];
         }
@@ -397,11 +476,14 @@ fn decode_members(
         while at < members.end {
             let mut member = flate2::bufread::GzDecoder::new(&mut reader);
             loop {
-                match member.read(&mut piece[held..]) {
+                let Some(room) = out.room() else {
+                    return Ok(RunEnded::ReaderGone);
+                };
+                match member.read(room) {
                     Ok(0) => break,
-                    Ok(read) => held += read,
+                    Ok(read) if out.filled(read) => {}
+                    Ok(_) => return Ok(RunEnded::ReaderGone),
                     Err(error) => {
-                        send(piece, held);
                         let from = reader.get_mut();
                         return Err(match from.failed.take() {
                             Some(failed) => Failure::Reading(failed),
@@ -409,20 +491,14 @@ fn decode_members(
                         });
                     }
                 }
-                if held == BUFFER {
-                    if !send(std::mem::replace(&mut piece, whole_piece()), held) {
-                        return Ok(());
-                    }
-                    held = 0;
-                }
             }
             at = reader.get_ref().at - reader.buffer().len() as u64;
         }
     }
-    if send(piece, held) && at != members.end {
-        let _ = pieces.send(Piece::Rest(at));
-    }
-    Ok(())
+    Ok(match at == members.end {
+        true => RunEnded::Whole,
+        false => RunEnded::Rest(at),
+    })
 }
 
 /// The member `bytes` begin with and the size it decodes to, where its header is the one
@@ -658,7 +734,7 @@ impl Walk {
 mod tests {
     use std::io::Write;
 
-    use super::super::tests::{decoded_file, file_of, reason, skippable};
+    use super::super::tests::{decoded, decoded_file, file_of, piped, reason, skippable};
     use super::super::{BUFFERS, decode_file};
     use super::*;
     use crate::io::testing::{self, gzip};
@@ -977,8 +1053,8 @@ mod tests {
     }
 
     /// Members whose `BC` sizes are wrong are decoded as the one decoder decodes them, each from
-    /// where the last ended; a fault in a later member is told as the one decoder tells it, after
-    /// the members before it.
+    /// where the last ended, on three decoders and on this file's one; a fault in a later member
+    /// is told as the one decoder tells it, after the members before it.
     #[test]
     fn bgzf_members_decode_as_one_decoder_decodes_them() {
         let text = text(0..300_000);
@@ -993,8 +1069,9 @@ mod tests {
             let three = NonZeroUsize::new(3).unwrap();
             decoded_file(file_of(bytes), Format::Gzip, three)
         };
-        let (out, ended) = threes(&bytes);
-        assert!(out == text && ended.is_ok(), "{ended:?}");
+        for (out, ended) in [threes(&bytes), ones(&bytes)] {
+            assert!(out == text && ended.is_ok(), "{ended:?}");
+        }
         // A size that covers the next member too, and later one 100 bytes too long or too short,
         // in runs after the first: the walk goes on past the first, and ends at the second, where
         // the decoder of that run goes on to where the member really ends.
@@ -1004,21 +1081,20 @@ mod tests {
             lying[n] = bgzf_member(chunks[n], 0, Some(size));
             let (n, size) = (50, members[50].len() as isize + by);
             lying[n] = bgzf_member(chunks[n], 0, Some(size as usize));
-            let (out, ended) = threes(&lying.concat());
-            assert!(out == text && ended.is_ok(), "{by}: {ended:?}");
+            for (out, ended) in [threes(&lying.concat()), ones(&lying.concat())] {
+                assert!(out == text && ended.is_ok(), "{by}: {ended:?}");
+            }
         }
         let mut flipped = bytes.clone();
         let late = bytes.len() - members[40..].concat().len() + 1000;
         flipped[late] ^= 0x55;
-        let (one, one_ended) = ones(&flipped);
-        let (three, three_ended) = threes(&flipped);
-        assert!(
-            three.len() >= members[..40].concat().len(),
-            "{}",
-            three.len()
-        );
-        assert!(three == one, "{} bytes, not {}", three.len(), one.len());
-        assert_eq!(reason(three_ended), reason(one_ended));
+        let (one, one_ended) = streamed(&flipped);
+        let one_ended = reason(one_ended);
+        assert!(one.len() >= members[..40].concat().len(), "{}", one.len());
+        for (out, ended) in [threes(&flipped), ones(&flipped)] {
+            assert!(out == one, "{} bytes, not {}", out.len(), one.len());
+            assert_eq!(reason(ended), one_ended);
+        }
     }
 
     /// Only a member with `bgzip`'s own header, whole, that decodes to at most a piece is one
@@ -1069,40 +1145,45 @@ mod tests {
         let middle = damaged[26].len() / 2;
         damaged[26][middle] ^= 0x55;
         let damaged = damaged.concat();
-        let (one, one_ended) = decoded_file(file_of(&damaged), Format::Gzip, ONE);
+        let (one, one_ended) = streamed(&damaged);
         let (three, three_ended) = decoded_file(file_of(&damaged), Format::Gzip, three);
         assert!(three.starts_with(&texts[..26].concat()), "{}", three.len());
         assert!(three == one, "{} bytes, not {}", three.len(), one.len());
         assert_eq!(reason(three_ended), reason(one_ended));
     }
 
-    /// What [`decode_members`] sends of a run of `members`: the decoded bytes, and the failure's
-    /// reason or the offset the rest is left at, if any.
+    /// What the one decoder, `MultiGzDecoder` on a stream, makes of `bytes`.
+    fn streamed(bytes: &[u8]) -> (Vec<u8>, Result<(), Failure>) {
+        decoded(piped(bytes.to_vec()), None)
+    }
+
+    /// What [`decode_members`] hands on of a run of `members`: the decoded bytes, and the
+    /// failure's reason or the offset the rest is left at, if any.
     fn run_decoded(members: &[u8]) -> (Vec<u8>, Option<String>) {
         let (pieces, taken) = bounded(members.len());
         let (_, empty) = bounded(0);
-        let mut whole = WholeMember::new();
-        let run = 0..members.len() as u64;
+        let mut out = PiecesOut {
+            pieces,
+            empty,
+            piece: Vec::new(),
+            held: 0,
+        };
+        let (mut whole, run) = (WholeMember::new(), 0..members.len() as u64);
         let source = file_of(members);
-        let failed = decode_members(
-            &source,
-            run,
-            whole.as_mut(),
-            &mut Vec::new(),
-            &pieces,
-            &empty,
-        );
-        drop(pieces);
-        let mut ended = failed.err().map(|failure| reason(Err(failure)));
-        let mut decoded = Vec::new();
-        for piece in taken {
-            match piece {
-                Piece::Decoded(piece) => decoded.extend_from_slice(&piece),
-                Piece::Failed(_) => unreachable!("a run's failure is returned"),
-                Piece::Rest(at) => ended = Some(format!("rest at {at}")),
-            }
-        }
-        (decoded, ended)
+        let ended = decode_members(&source, run, whole.as_mut(), &mut Vec::new(), &mut out);
+        out.flush();
+        drop(out);
+        let decoded = taken.iter().flat_map(|piece| match piece {
+            Piece::Decoded(piece) => piece,
+            _ => unreachable!("a run's end is returned"),
+        });
+        let ended = match ended {
+            Ok(RunEnded::Whole) => None,
+            Ok(RunEnded::Rest(at)) => Some(format!("rest at {at}")),
+            Ok(RunEnded::ReaderGone) => Some("reader gone".to_owned()),
+            Err(failure) => Some(reason(Err(failure))),
+        };
+        (decoded.collect(), ended)
     }
 
     /// A run's members are decoded whole until the first that libdeflate cannot decode whole,
@@ -1120,7 +1201,7 @@ mod tests {
             let middle = damaged[n].len() / 2;
             damaged[n][middle] ^= 0x55;
             let damaged = damaged.concat();
-            let (one, one_ended) = decoded_file(file_of(&damaged), Format::Gzip, ONE);
+            let (one, one_ended) = streamed(&damaged);
             assert!(
                 one.starts_with(&texts[..n].concat()),
                 "member {n}: {}",
