@@ -300,14 +300,12 @@ pub fn decode_file(
     // Room for every piece the decoders may hold, so that pieces are reused, not made anew.
     let ahead = pool.map_or(0, |(parts, decoders)| frames::pieces_ahead(parts, decoders));
     let (to_decoder, empty) = bounded(buffers + ahead);
-    let out = BuffersOut {
+    let out = Filling::new(ToReader {
         full: to_reader,
         empty,
         most: buffers,
         made: 0,
-        buffer: Vec::new(),
-        held: 0,
-    };
+    });
     let decoding = start(out, move |out| match (pool, parts) {
         (Some((parts, decoders)), _) => frames::decode_parts(source, parts, decoders, out),
         (None, Some(parts)) => frames::decode_alone(source, parts, out),
@@ -446,53 +444,55 @@ impl Out for PipeOut {
     fn flush(&mut self) {}
 }
 
-/// A regular file's decoded bytes, handed on a whole buffer at a time.
-struct BuffersOut {
-    full: Sender<Vec<u8>>,
-    empty: Receiver<Vec<u8>>,
-    /// The most buffers made.
-    most: usize,
-    /// Buffers made so far: at `most`, the next is one the reader handed back.
-    made: usize,
+/// Where whole buffers of decoded bytes go, and where empty ones come from.
+trait Buffers: Send + 'static {
+    /// An empty buffer to fill (its bytes of no meaning), or `None` when the reader has gone.
+    fn empty(&mut self) -> Option<Vec<u8>>;
+
+    /// Hands on a buffer of decoded bytes: false when the reader has gone.
+    fn full(&mut self, buffer: Vec<u8>) -> bool;
+}
+
+/// Decoded bytes put into whole [`BUFFER`]-long buffers, each handed on as it fills.
+struct Filling<B: Buffers> {
+    buffers: B,
     /// The buffer being filled, [`BUFFER`] bytes long, or empty when none is.
     buffer: Vec<u8>,
     /// How much of it holds decoded bytes.
     held: usize,
 }
 
-impl BuffersOut {
+impl<B: Buffers> Filling<B> {
+    fn new(buffers: B) -> Self {
+        Filling {
+            buffers,
+            buffer: Vec::new(),
+            held: 0,
+        }
+    }
+
     /// Hands on the buffer being filled, cut to what it holds: false when the reader has gone.
     fn hand_on(&mut self) -> bool {
         let mut buffer = std::mem::take(&mut self.buffer);
         buffer.truncate(std::mem::take(&mut self.held));
-        self.full.send(buffer).is_ok()
+        self.buffers.full(buffer)
     }
-}
 
-impl BuffersOut {
     /// Hands on `piece`, decoded elsewhere, after what is held: false when the reader has gone.
     fn pass(&mut self, piece: Vec<u8>) -> bool {
         if self.held > 0 && !self.hand_on() {
             return false;
         }
-        piece.is_empty() || self.full.send(piece).is_ok()
+        piece.is_empty() || self.buffers.full(piece)
     }
 }
 
-impl Out for BuffersOut {
+impl<B: Buffers> Out for Filling<B> {
     fn room(&mut self) -> Option<&mut [u8]> {
         if self.buffer.is_empty() {
-            // One handed back first, so that a decoder let hold many makes only as many as the
-            // reader leaves it holding.
-            let mut buffer = match self.empty.try_recv() {
-                Ok(buffer) => buffer,
-                Err(_) if self.made < self.most => {
-                    self.made += 1;
-                    SPARE.1.try_recv().unwrap_or_default()
-                }
-                Err(_) => self.empty.recv().ok()?,
-            };
-            // Zeroes only what was never written: a whole buffer handed back needs none.
+            let mut buffer = self.buffers.empty()?;
+            // Zeroes only what was never written: a whole buffer handed back needs none, and
+            // zeroing all of it made memset a tenth of a BGZF decoder's instructions.
             buffer.resize(BUFFER, 0);
             self.buffer = buffer;
         }
@@ -511,9 +511,46 @@ impl Out for BuffersOut {
     }
 }
 
-impl Drop for BuffersOut {
+impl<B: Buffers> Drop for Filling<B> {
     fn drop(&mut self) {
         spare(std::mem::take(&mut self.buffer));
+    }
+}
+
+/// A regular file's decoded bytes, handed on to its reader a whole buffer at a time.
+type BuffersOut = Filling<ToReader>;
+
+/// The reader's buffers: at most `most` made, then only those it hands back.
+struct ToReader {
+    full: Sender<Vec<u8>>,
+    empty: Receiver<Vec<u8>>,
+    /// The most buffers made.
+    most: usize,
+    /// Buffers made so far: at `most`, the next is one the reader handed back.
+    made: usize,
+}
+
+impl Buffers for ToReader {
+    fn empty(&mut self) -> Option<Vec<u8>> {
+        // One handed back first, so that a decoder let hold many makes only as many as the
+        // reader leaves it holding.
+        match self.empty.try_recv() {
+            Ok(buffer) => Some(buffer),
+            Err(_) if self.made < self.most => {
+                self.made += 1;
+                Some(SPARE.1.try_recv().unwrap_or_default())
+            }
+            Err(_) => self.empty.recv().ok(),
+        }
+    }
+
+    fn full(&mut self, buffer: Vec<u8>) -> bool {
+        self.full.send(buffer).is_ok()
+    }
+}
+
+impl Drop for ToReader {
+    fn drop(&mut self) {
         self.empty.try_iter().for_each(spare);
     }
 }

@@ -42,7 +42,8 @@ use zstd::stream::raw::{Decoder, InBuffer, Operation, OutBuffer};
 
 use super::whole::WholeMember;
 use super::{
-    BUFFER, BuffersOut, Failure, Format, ONE, Out, Undecoded, caught, incomplete_frame, run,
+    BUFFER, Buffers, BuffersOut, Failure, Filling, Format, ONE, Out, Undecoded, caught,
+    incomplete_frame, run,
 };
 
 /// The formats whose parts the walk can find without decoding.
@@ -154,7 +155,7 @@ pub(super) fn decode_parts(
         order: Some(order),
     }));
     for _ in 0..threads.get() {
-        let (source, walking, empty) = (source.clone(), walking.clone(), out.empty.clone());
+        let (source, walking, empty) = (source.clone(), walking.clone(), out.buffers.empty.clone());
         let spawned = thread::Builder::new()
             .name("decode frames".to_owned())
             .spawn(move || decode_frames(&source, parts, &walking, &empty));
@@ -287,12 +288,10 @@ fn decode_frames(source: &File, parts: Parts, walking: &Mutex<Walking>, empty: &
                 _ => return,
             }
         };
-        let mut out = PiecesOut {
+        let mut out = Filling::new(ToPart {
             pieces,
             empty: empty.clone(),
-            piece: Vec::new(),
-            held: 0,
-        };
+        });
         let decoded = caught(|| match parts {
             Parts::Zstd => {
                 let decoder = match &mut decoder {
@@ -313,52 +312,24 @@ fn decode_frames(source: &File, parts: Parts, walking: &Mutex<Walking>, empty: &
             Err(failure) => Piece::Failed(failure),
             Ok(RunEnded::Whole | RunEnded::ReaderGone) => continue,
         };
-        let _ = out.pieces.send(ended);
+        let _ = out.buffers.pieces.send(ended);
     }
 }
 
-/// A part's decoded bytes, handed on a whole piece at a time to the thread that hands the parts
-/// on in order.
-struct PiecesOut {
+/// A part's decoded pieces, handed to the thread that hands the parts on in order; each piece one
+/// the reader handed back where there is one.
+struct ToPart {
     pieces: Sender<Piece>,
-    /// Pieces the reader has handed back.
     empty: Receiver<Vec<u8>>,
-    /// The piece being filled, [`BUFFER`] bytes long, or empty when none is.
-    piece: Vec<u8>,
-    /// How much of it holds decoded bytes.
-    held: usize,
 }
 
-impl PiecesOut {
-    /// Hands on the piece being filled, cut to what it holds: false when the reader has gone.
-    fn hand_on(&mut self) -> bool {
-        let mut piece = std::mem::take(&mut self.piece);
-        piece.truncate(std::mem::take(&mut self.held));
+impl Buffers for ToPart {
+    fn empty(&mut self) -> Option<Vec<u8>> {
+        Some(self.empty.try_recv().unwrap_or_default())
+    }
+
+    fn full(&mut self, piece: Vec<u8>) -> bool {
         self.pieces.send(Piece::Decoded(piece)).is_ok()
-    }
-}
-
-impl Out for PiecesOut {
-    fn room(&mut self) -> Option<&mut [u8]> {
-        if self.piece.is_empty() {
-            // One handed back if any is: zeroing only what was never written (the bytes it
-            // held are left as they are) keeps memset from being a tenth of the instructions.
-            let mut piece = self.empty.try_recv().unwrap_or_default();
-            piece.resize(BUFFER, 0);
-            self.piece = piece;
-        }
-        Some(&mut self.piece[self.held..])
-    }
-
-    fn filled(&mut self, n: usize) -> bool {
-        self.held += n;
-        self.held < BUFFER || self.hand_on()
-    }
-
-    fn flush(&mut self) {
-        if self.held > 0 {
-            self.hand_on();
-        }
     }
 }
 
@@ -1162,12 +1133,7 @@ mod tests {
     fn run_decoded(members: &[u8]) -> (Vec<u8>, Option<String>) {
         let (pieces, taken) = bounded(members.len());
         let (_, empty) = bounded(0);
-        let mut out = PiecesOut {
-            pieces,
-            empty,
-            piece: Vec::new(),
-            held: 0,
-        };
+        let mut out = Filling::new(ToPart { pieces, empty });
         let (mut whole, run) = (WholeMember::new(), 0..members.len() as u64);
         let source = file_of(members);
         let ended = decode_members(&source, run, whole.as_mut(), &mut Vec::new(), &mut out);
