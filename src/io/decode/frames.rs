@@ -414,19 +414,15 @@ fn decode_members(
     {
         let mut rest = &input[..];
         while let Some((member, size)) = bgzip_member(rest) {
-            // A member whole in one piece: the piece is handed on short where it does not fit.
-            match out.room() {
-                None => return Ok(RunEnded::ReaderGone),
-                Some(room) if room.len() < size => out.flush(),
-                Some(_) => {}
+            // A member whole in one piece: the piece is handed on short where it does not fit,
+            // and the next is a whole [`BUFFER`], at least the member's size.
+            if out.room().is_some_and(|room| room.len() < size) {
+                out.flush();
             }
             let Some(room) = out.room() else {
                 return Ok(RunEnded::ReaderGone);
             };
-            if !room
-                .get_mut(..size)
-                .is_some_and(|room| whole.decode(member, room))
-            {
+            if !whole.decode(member, &mut room[..size]) {
                 break;
             }
             if !out.filled(size) {
