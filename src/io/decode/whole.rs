@@ -59,22 +59,13 @@ impl Drop for WholeMember {
 
 #[cfg(test)]
 mod tests {
-    use std::io::Write;
-
-    use flate2::{Compression, write::GzEncoder};
-
     use super::*;
-
-    fn member(text: &[u8]) -> Vec<u8> {
-        let mut encoder = GzEncoder::new(Vec::new(), Compression::default());
-        encoder.write_all(text).unwrap();
-        encoder.finish().unwrap()
-    }
+    use crate::io::testing::gzip;
 
     #[test]
     fn a_member_decodes_only_whole_into_its_size() {
         let text = b"one line\nanother line\n".repeat(100);
-        let member = member(&text);
+        let member = gzip(&text);
         let mut whole = WholeMember::new().unwrap();
         let mut decoded = vec![0; text.len()];
         assert!(whole.decode(&member, &mut decoded));
