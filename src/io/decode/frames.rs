@@ -107,6 +107,9 @@ const RUN: u64 = BUFFER as u64;
 /// length, and the extra field holding the `BC` subfield alone (RFC 1952 §2.3, SAM/BAM §4.1).
 const BGZIP_HEADER: usize = 12 + 6;
 
+/// The gzip header's flag that an extra field follows (RFC 1952 §2.3.1).
+const FEXTRA: u8 = 0x04;
+
 /// zstd's frame magic, little-endian.
 const MAGIC: u64 = 0xfd2f_b528;
 
@@ -472,7 +475,6 @@ fn decode_members(
 /// `bgzip` writes ([`BGZIP_HEADER`] bytes: no flag but the extra field's, which holds the `BC`
 /// subfield alone) and it decodes to at most a [`BUFFER`], as its trailer says.
 fn bgzip_member(bytes: &[u8]) -> Option<(&[u8], usize)> {
-    const FEXTRA: u8 = 0x04;
     let header: &[u8; BGZIP_HEADER] = bytes.first_chunk()?;
     let gzip = header[..4] == [0x1f, 0x8b, 8, FEXTRA];
     let bc = header[10..16] == [6, 0, b'B', b'C', 2, 0];
@@ -615,7 +617,6 @@ impl Walk {
     /// longer extra field after them): the walk is what the decoders take turns at, and reading
     /// each field apart took six `pread`s a member, 12,600 on 128 MiB of `bgzip`'s output.
     fn member_end(&self, source: &File) -> Option<u64> {
-        const FEXTRA: u8 = 0x04;
         let mut header = vec![0; BGZIP_HEADER.min(self.size.saturating_sub(self.at) as usize)];
         self.read(source, self.at, &mut header)?;
         if header.len() < 12 || header[3] & FEXTRA == 0 {
