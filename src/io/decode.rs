@@ -36,15 +36,16 @@ use std::sync::LazyLock;
 use std::thread;
 
 use crossbeam_channel::{Receiver, Sender, bounded};
-use flate2::bufread::MultiGzDecoder;
 
 use crate::error::panic_message;
 use crate::io::fd;
 
 mod frames;
+mod gzip;
 pub(crate) mod slices;
 mod whole;
 use frames::Parts;
+use gzip::GzipMembers;
 
 /// What a source holds, by its first bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -606,7 +607,7 @@ fn run(
     let decompressing = |error: io::Error| Failure::Decompressing(error);
     match format {
         Format::Gzip => {
-            let decoder = MultiGzDecoder::new(buffered(input));
+            let decoder = GzipMembers::all(buffered(input));
             pump(decoder, |decoder| decoder.get_mut().get_mut(), out)
         }
         Format::Zstd => {

@@ -40,6 +40,7 @@ use std::thread;
 use crossbeam_channel::{Receiver, Sender, bounded};
 use zstd::stream::raw::{Decoder, InBuffer, Operation, OutBuffer};
 
+use super::gzip::GzipMembers;
 use super::whole::WholeMember;
 use super::{
     BUFFER, Buffers, BuffersOut, Failure, Filling, Format, ONE, Out, Undecoded, caught,
@@ -444,7 +445,7 @@ fn decode_members(
         // The members' bytes in one read; a member longer than its size says reads on.
         let mut reader = BufReader::with_capacity((members.end - at) as usize, from);
         while at < members.end {
-            let mut member = flate2::bufread::GzDecoder::new(&mut reader);
+            let mut member = GzipMembers::one(&mut reader);
             loop {
                 let Some(room) = out.room() else {
                     return Ok(RunEnded::ReaderGone);
