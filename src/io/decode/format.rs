@@ -1,0 +1,299 @@
+//! What a source holds, told by its first bytes: a regular file's read where it stands
+//! ([`sniff_file`]), a stream's as the decoder reads them ([`sniff_stream`]).
+
+use std::fs::File;
+use std::io::{self, Read, Seek};
+use std::os::unix::fs::FileExt;
+
+use super::Failure;
+use super::streams::{Undecoded, reading};
+
+/// What a source holds, by its first bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// gzip members, one after another.
+    Gzip,
+    /// zstd frames, one after another, skippable frames among them.
+    Zstd,
+    /// xz streams, one after another, stream padding among them.
+    Xz,
+    /// bzip2 streams, one after another.
+    Bzip2,
+    /// LZ4 frames, one after another, skippable frames among them.
+    Lz4,
+    /// Anything else: read as it is.
+    Plain,
+}
+
+/// What a source's first bytes begin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Start {
+    /// A stream of this format.
+    Format(Format),
+    /// A skippable frame whose content is this many bytes long: what follows it tells the format.
+    Skippable(u32),
+}
+
+/// A magic number: the bytes at a source's start, each between its `low` and `high` byte.
+pub(super) struct Magic {
+    pub(super) low: &'static [u8],
+    pub(super) high: &'static [u8],
+    pub(super) start: Start,
+}
+
+impl Magic {
+    pub(super) const fn exact(bytes: &'static [u8], format: Format) -> Magic {
+        Magic {
+            low: bytes,
+            high: bytes,
+            start: Start::Format(format),
+        }
+    }
+
+    /// Whether `start` agrees with the magic as far as both go.
+    pub(super) fn agrees(&self, start: &[u8]) -> bool {
+        let bounds = self.low.iter().zip(self.high);
+        start
+            .iter()
+            .zip(bounds)
+            .all(|(byte, (low, high))| (low..=high).contains(&byte))
+    }
+}
+
+/// A skippable frame's header: a magic `0x184D2A50` to `0x184D2A5F` and its content's length, both
+/// little-endian. zstd and LZ4 share the range.
+pub(super) const SKIPPABLE_HEADER: usize = 8;
+
+/// Every magic [`sniff`] knows. No two formats' magics agree on their common length, so the first
+/// bytes that tell one from the others decide. bzip2's `BZh` and level digit are followed by its
+/// first block's magic or, for an empty stream, its end-of-stream magic: 10 bytes that plain text
+/// beginning `BZh` is unlikely to hold.
+pub(super) const MAGICS: &[Magic] = &[
+    Magic::exact(&[0x1f, 0x8b], Format::Gzip),
+    Magic::exact(&[0x28, 0xb5, 0x2f, 0xfd], Format::Zstd),
+    Magic::exact(&[0xfd, b'7', b'z', b'X', b'Z', 0x00], Format::Xz),
+    Magic {
+        low: b"BZh1\x31\x41\x59\x26\x53\x59",
+        high: b"BZh9\x31\x41\x59\x26\x53\x59",
+        start: Start::Format(Format::Bzip2),
+    },
+    Magic {
+        low: b"BZh1\x17\x72\x45\x38\x50\x90",
+        high: b"BZh9\x17\x72\x45\x38\x50\x90",
+        start: Start::Format(Format::Bzip2),
+    },
+    Magic::exact(&[0x04, 0x22, 0x4d, 0x18], Format::Lz4),
+    // Any length: `sniff` reads it from the header.
+    Magic {
+        low: &[0x50, 0x2a, 0x4d, 0x18, 0x00, 0x00, 0x00, 0x00],
+        high: &[0x5f, 0x2a, 0x4d, 0x18, 0xff, 0xff, 0xff, 0xff],
+        start: Start::Skippable(0),
+    },
+];
+
+/// The most bytes [`sniff`] needs.
+pub(super) const LONGEST_MAGIC: usize = 10;
+
+/// What a source whose first bytes are `start` begins; `None` while `start` could still begin a
+/// magic and more bytes may come (`ended` false). Decided on the fewest bytes, so that a live plain
+/// line is never held back waiting for bytes that would not change the answer.
+pub(super) fn sniff(start: &[u8], ended: bool) -> Option<Start> {
+    let mut undecided = false;
+    for magic in MAGICS.iter().filter(|magic| magic.agrees(start)) {
+        if start.len() < magic.low.len() {
+            undecided = !ended;
+            continue;
+        }
+        return Some(match magic.start {
+            Start::Skippable(_) => {
+                let length = start[4..SKIPPABLE_HEADER]
+                    .try_into()
+                    .map(u32::from_le_bytes);
+                Start::Skippable(length.unwrap_or_default())
+            }
+            format => format,
+        });
+    }
+    (!undecided).then_some(Start::Format(Format::Plain))
+}
+
+/// The format of what follows one or more skippable frames: LZ4 frames, or else zstd frames, even
+/// where no zstd frame follows. A skippable frame is itself a zstd (and LZ4) frame, so such a
+/// source is decoded as `zstd -dc` decodes it: skippable frames alone are empty, anything else after
+/// them a failure.
+pub(super) fn past_skippable(format: Format) -> Format {
+    match format {
+        Format::Lz4 => Format::Lz4,
+        _ => Format::Zstd,
+    }
+}
+
+/// What a regular file holds from its offset on, read there without moving the offset: stdin may
+/// be a file that something before read part of, and reading goes on from where it stopped.
+/// Skippable frames at its start are passed over with their lengths, unread.
+pub fn sniff_file(file: &File) -> io::Result<Format> {
+    let mut at = (&*file).stream_position()?;
+    let mut skipped = false;
+    loop {
+        let mut start = [0; LONGEST_MAGIC];
+        let mut read = 0;
+        while read < start.len() {
+            match file.read_at(&mut start[read..], at + read as u64) {
+                Ok(0) => break,
+                Ok(n) => read += n,
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+                Err(error) => return Err(error),
+            }
+        }
+        let format = match sniff(&start[..read], true) {
+            Some(Start::Skippable(length)) => {
+                at += (SKIPPABLE_HEADER as u64) + u64::from(length);
+                skipped = true;
+                continue;
+            }
+            Some(Start::Format(format)) => format,
+            None => Format::Plain,
+        };
+        return Ok(match skipped {
+            true => past_skippable(format),
+            false => format,
+        });
+    }
+}
+
+/// Reads a stream's first bytes until they tell what it holds: the format, and the bytes read
+/// that the decoder is to read first. Skippable frames at the start are read and dropped (the
+/// decoder would skip them) and what follows them decides; the header of one that the stream
+/// ends inside is kept, for the decoder to find it incomplete.
+pub(super) fn sniff_stream(source: &mut Undecoded) -> Result<(Format, Vec<u8>), Failure> {
+    let mut start = Vec::with_capacity(LONGEST_MAGIC);
+    let mut skipped = false;
+    loop {
+        let mut more = [0; LONGEST_MAGIC];
+        let read = source.read(&mut more[..LONGEST_MAGIC - start.len()]);
+        let read = read.map_err(|_| reading(source))?;
+        start.extend_from_slice(&more[..read]);
+        let format = match sniff(&start, read == 0) {
+            None => continue,
+            Some(Start::Format(format)) => format,
+            Some(Start::Skippable(length)) => {
+                // The bytes read after the header are the content's first, or the next frame's.
+                let length = u64::from(length);
+                let read_of_content = (start.len() - SKIPPABLE_HEADER).min(length as usize);
+                let header = start[..SKIPPABLE_HEADER].to_vec();
+                start.drain(..SKIPPABLE_HEADER + read_of_content);
+                let rest = length - read_of_content as u64;
+                let dropped = io::copy(&mut source.by_ref().take(rest), &mut io::sink());
+                if dropped.map_err(|_| reading(source))? < rest {
+                    return Ok((Format::Zstd, header));
+                }
+                skipped = true;
+                continue;
+            }
+        };
+        // Nothing after the skippable frames is empty, which zstd's decoder, given nothing, would
+        // call an incomplete frame.
+        return Ok(match skipped && !start.is_empty() {
+            true => (past_skippable(format), start),
+            false => (format, start),
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read, Seek};
+
+    use super::*;
+    use crate::io::testing::gzip;
+
+    /// What `sniff` says of `start`, the format it begins, if a format.
+    fn format(start: &[u8], ended: bool) -> Option<Format> {
+        match sniff(start, ended)? {
+            Start::Format(format) => Some(format),
+            Start::Skippable(length) => panic!("a skippable frame of {length} bytes"),
+        }
+    }
+
+    #[test]
+    fn sniffing_decides_on_the_fewest_bytes() {
+        assert_eq!(format(b"\x1f\x8b\x08", false), Some(Format::Gzip));
+        assert_eq!(format(b"\x28\xb5\x2f\xfd", false), Some(Format::Zstd));
+        assert_eq!(format(b"\xfd7zXZ\x00", false), Some(Format::Xz));
+        assert_eq!(format(b"BZh91AY&SY", false), Some(Format::Bzip2));
+        assert_eq!(
+            format(b"BZh1\x17\x72\x45\x38\x50\x90", false),
+            Some(Format::Bzip2),
+            "an empty bzip2 stream"
+        );
+        assert_eq!(format(b"\x04\x22\x4d\x18", false), Some(Format::Lz4));
+        assert_eq!(
+            sniff(b"\x5f\x2a\x4d\x18\x03\x01\x00\x00", false),
+            Some(Start::Skippable(259))
+        );
+        assert_eq!(
+            format(b"a", false),
+            Some(Format::Plain),
+            "no magic begins so"
+        );
+        for plain in [
+            &b"\x1f\x8c"[..],
+            b"BZh0",
+            b"BZh9 is plain text",
+            b"\xfd7zXZ\x01",
+            b"\x60\x2a\x4d\x18",
+            b"\x02\x21\x4c\x18 legacy LZ4",
+        ] {
+            assert_eq!(format(plain, false), Some(Format::Plain), "{plain:?}");
+        }
+        let starts = [
+            &b""[..],
+            b"\x1f",
+            b"\x28\xb5\x2f",
+            b"\xfd7zXZ",
+            b"BZh",
+            b"BZh51AY&S",
+            b"\x04\x22",
+            b"\x50\x2a\x4d\x18\x00\x00\x00",
+        ];
+        for start in starts {
+            assert_eq!(sniff(start, false), None, "{start:?} may begin a magic");
+            assert_eq!(
+                format(start, true),
+                Some(Format::Plain),
+                "but the source ended"
+            );
+        }
+    }
+
+    #[test]
+    fn a_file_is_sniffed_where_it_stands() {
+        let path = std::env::temp_dir().join(format!("pipelines-sniff-{}", std::process::id()));
+        std::fs::write(&path, gzip(b"x\n")).unwrap();
+        let mut file = File::open(&path).unwrap();
+        assert_eq!(sniff_file(&file).unwrap(), Format::Gzip);
+        let mut all = Vec::new();
+        file.read_to_end(&mut all).unwrap();
+        assert_eq!(all, gzip(b"x\n"), "the offset did not move");
+        std::fs::write(&path, b"\x1f").unwrap();
+        assert_eq!(
+            sniff_file(&File::open(&path).unwrap()).unwrap(),
+            Format::Plain
+        );
+        std::fs::write(
+            &path,
+            [&b"plain\n"[..], &zstd::encode_all(&b"z\n"[..], 3).unwrap()].concat(),
+        )
+        .unwrap();
+        let mut file = File::open(&path).unwrap();
+        assert_eq!(sniff_file(&file).unwrap(), Format::Plain);
+        file.seek(io::SeekFrom::Start(6)).unwrap();
+        assert_eq!(
+            sniff_file(&file).unwrap(),
+            Format::Zstd,
+            "from the offset on"
+        );
+        assert_eq!(file.stream_position().unwrap(), 6, "which did not move");
+        std::fs::remove_file(&path).unwrap();
+    }
+}

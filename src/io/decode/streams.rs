@@ -1,0 +1,339 @@
+//! One decoder for a whole source, of each format, reading it as a stream: what decodes a pipe,
+//! a file of one frame or member, and whatever the walk of a file's parts leaves.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Chain, Cursor, Read};
+use std::num::NonZeroUsize;
+
+use super::format::{Format, sniff_stream};
+use super::gzip::GzipMembers;
+use super::{BUFFER, Failure, Out, slices};
+use crate::io::fd;
+
+/// The source as the decoder reads it: signals and an inherited non-blocking mode waited out, and
+/// a failed read kept, so that it is told as the source's failure rather than the decoder's.
+#[derive(Debug)]
+pub(super) struct Undecoded {
+    pub(super) file: File,
+    pub(super) failed: Option<io::Error>,
+}
+
+impl Undecoded {
+    pub(super) fn new(file: File) -> Self {
+        Undecoded { file, failed: None }
+    }
+}
+
+impl Read for Undecoded {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        fd::read(&self.file, buf).map_err(|error| {
+            let kind = error.kind();
+            self.failed = Some(error);
+            io::Error::from(kind)
+        })
+    }
+}
+
+/// The source with the bytes sniffing read put back in front.
+pub(super) type Sniffed = Chain<Cursor<Vec<u8>>, Undecoded>;
+
+/// The most memory liblzma may take for an xz stream: a 128 MiB dictionary, as zstd's window is
+/// bounded (CONTRACT §10), and the decoder's own state beside it. `xz -9` uses 64 MiB.
+pub(super) const XZ_MEMORY_LIMIT: u64 = (128 + 1) << 20;
+
+/// The thread's body: sniffs unless `format` is known, then decodes or copies into `out`, an xz
+/// stream's blocks on up to `threads` threads.
+pub(super) fn run(
+    mut source: Undecoded,
+    format: Option<Format>,
+    threads: NonZeroUsize,
+    out: &mut impl Out,
+) -> Result<(), Failure> {
+    let (format, start) = match format {
+        Some(format) => (format, Vec::new()),
+        None => sniff_stream(&mut source)?,
+    };
+    let input = Cursor::new(start).chain(source);
+    let buffered = |input| BufReader::with_capacity(BUFFER, input);
+    let decompressing = |error: io::Error| Failure::Decompressing(error);
+    match format {
+        Format::Gzip => {
+            let decoder = GzipMembers::all(buffered(input));
+            pump(decoder, |decoder| decoder.get_mut().get_mut(), out)
+        }
+        Format::Zstd => {
+            let decoder = zstd::stream::read::Decoder::with_buffer(buffered(input));
+            let decoder = decoder.map_err(decompressing)?;
+            pump(decoder, |decoder| decoder.get_mut().get_mut(), out)
+        }
+        Format::Xz => {
+            let decoder = XzStreams::new(buffered(input), threads).map_err(decompressing)?;
+            pump(decoder, |decoder| decoder.input.get_mut(), out)
+        }
+        Format::Bzip2 => {
+            let decoder = bzip2::bufread::MultiBzDecoder::new(buffered(input));
+            pump(decoder, |decoder| decoder.get_mut().get_mut(), out)
+        }
+        Format::Lz4 => pump(Lz4Frames::new(buffered(input)), Lz4Frames::source, out),
+        Format::Plain => pump(input, |input| input, out),
+    }
+}
+
+/// The failure of reading `source`, which its last read kept.
+pub(super) fn reading(source: &mut Undecoded) -> Failure {
+    Failure::Reading(
+        source
+            .failed
+            .take()
+            .unwrap_or_else(|| io::Error::other("read failed")),
+    )
+}
+
+/// Reads `from` (a decoder, or the source itself) into `out`'s room until the end, a failure, or
+/// `out`'s reader going away. `source` finds the source inside `from`, to tell its own failures
+/// from the decoder's.
+pub(super) fn pump<R: Read>(
+    mut from: R,
+    source: impl Fn(&mut R) -> &mut Sniffed,
+    out: &mut impl Out,
+) -> Result<(), Failure> {
+    loop {
+        let Some(room) = out.room() else {
+            return Ok(());
+        };
+        let read = match from.read(room) {
+            Ok(0) => return Ok(()),
+            Ok(read) => read,
+            Err(error) => {
+                let source = &mut source(&mut from).get_mut().1;
+                return Err(match source.failed.is_some() {
+                    true => reading(source),
+                    false => Failure::Decompressing(error),
+                });
+            }
+        };
+        if !out.filled(read) {
+            return Ok(());
+        }
+    }
+}
+
+/// xz streams one after another, stream padding between them, read as liblzma's own `XzDecoder`
+/// reads them but for two things: the bytes decoded by the call that finds a fault are handed on
+/// before the fault is told, so that every byte of a stream comes out before the garbage after it;
+/// and with more than one thread, each stream is decoded by liblzma's threaded decoder, which
+/// decodes a stream's blocks at once where the encoder recorded their sizes (`xz -T2` does) and
+/// ends at the stream's end (the crate sets no `CONCATENATED` for it), so the next stream is
+/// begun here, past the padding.
+pub(super) struct XzStreams {
+    pub(super) stream: liblzma::stream::Stream,
+    pub(super) input: BufReader<Sniffed>,
+    /// The fault found by a call that also decoded bytes, told at the next read.
+    pub(super) fault: Option<liblzma::stream::Error>,
+    /// The threads liblzma may start, one stream at a time; `None`: one decoder, every stream.
+    pub(super) threads: Option<u32>,
+    /// A stream has ended: the next, if any, is to be begun.
+    pub(super) between_streams: bool,
+    /// The stream being decoded is not the first.
+    pub(super) later: bool,
+}
+
+impl XzStreams {
+    pub(super) fn new(input: BufReader<Sniffed>, threads: NonZeroUsize) -> io::Result<Self> {
+        let threads = u32::try_from(threads.get())
+            .ok()
+            .filter(|&threads| threads > 1);
+        Ok(XzStreams {
+            stream: Self::decoder(threads)?,
+            input,
+            fault: None,
+            threads,
+            between_streams: false,
+            later: false,
+        })
+    }
+
+    /// A decoder of every stream to the end, or, with threads, of one stream. Its memory is
+    /// bounded as one decoder's is ([`XZ_MEMORY_LIMIT`]); within that bound liblzma starts as
+    /// many of the threads as fit (its default bound for threads, 0, starts one). Its threads
+    /// decode beside the reader, so the process's threads take the short slice first
+    /// (CONTRACT §12.6), and liblzma's inherit it.
+    pub(super) fn decoder(threads: Option<u32>) -> io::Result<liblzma::stream::Stream> {
+        let decoder = match threads {
+            None => liblzma::stream::Stream::new_stream_decoder(
+                XZ_MEMORY_LIMIT,
+                liblzma::stream::CONCATENATED,
+            ),
+            Some(threads) => {
+                slices::ask_short();
+                liblzma::stream::MtStreamBuilder::new()
+                    .threads(threads)
+                    .memlimit_threading(XZ_MEMORY_LIMIT)
+                    .memlimit_stop(XZ_MEMORY_LIMIT)
+                    .decoder()
+            }
+        };
+        Ok(decoder?)
+    }
+
+    /// Passes over the stream padding after a stream (zero bytes, four at a time) and begins the
+    /// next stream's decoder: false at the input's end.
+    pub(super) fn next_stream(&mut self, threads: Option<u32>) -> io::Result<bool> {
+        let mut padding = 0;
+        let ended = loop {
+            let input = self.input.fill_buf()?;
+            let zeros = input.iter().take_while(|&&byte| byte == 0).count();
+            let (ended, more) = (input.is_empty(), zeros < input.len());
+            self.input.consume(zeros);
+            padding += zeros;
+            if ended || more {
+                break ended;
+            }
+        };
+        if padding % 4 != 0 {
+            // What liblzma's own concatenated decoding says of it.
+            return Err(liblzma::stream::Error::Data.into());
+        }
+        if !ended {
+            self.stream = Self::decoder(threads)?;
+            (self.between_streams, self.later) = (false, true);
+        }
+        Ok(!ended)
+    }
+}
+
+impl Read for XzStreams {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        use liblzma::stream::{Action, Status};
+        if let Some(fault) = self.fault.take() {
+            return Err(fault.into());
+        }
+        loop {
+            if self.between_streams && !self.next_stream(self.threads)? {
+                return Ok(0);
+            }
+            let input = self.input.fill_buf()?;
+            let ended = input.is_empty();
+            let (read_before, decoded_before) = (self.stream.total_in(), self.stream.total_out());
+            let action = if ended { Action::Finish } else { Action::Run };
+            let status = self.stream.process(input, buf, action);
+            let read = (self.stream.total_in() - read_before) as usize;
+            let decoded = (self.stream.total_out() - decoded_before) as usize;
+            self.input.consume(read);
+            match status {
+                // What does not begin a stream after a stream is, to liblzma's own
+                // concatenated decoding, corrupt data.
+                Err(liblzma::stream::Error::Format) if self.later => {
+                    return Err(liblzma::stream::Error::Data.into());
+                }
+                Err(fault) if decoded > 0 => {
+                    self.fault = Some(fault);
+                    return Ok(decoded);
+                }
+                Err(fault) => return Err(fault.into()),
+                Ok(Status::StreamEnd) if self.threads.is_some() => {
+                    self.between_streams = true;
+                    if decoded > 0 {
+                        return Ok(decoded);
+                    }
+                }
+                Ok(Status::StreamEnd) => return Ok(decoded),
+                Ok(_) if decoded > 0 => return Ok(decoded),
+                Ok(_) if ended => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "premature eof",
+                    ));
+                }
+                // liblzma took input and made nothing of it yet.
+                Ok(_) if read > 0 => {}
+                Ok(_) => return Err(io::Error::from(io::ErrorKind::InvalidData)),
+            }
+        }
+    }
+}
+
+/// LZ4 frames one after another, skippable frames skipped, as `lz4 -dc` reads them. lz4_flex's
+/// `FrameDecoder` decodes frames but needs three things done around it: it stops with an error
+/// at a skippable frame (skipped here), it takes the input's end at a frame's start for the end of
+/// the frame before (so a frame starts only where input is left), and it ends a frame that the
+/// input ends inside, between blocks, as if it were whole (so any end of input it meets fails).
+pub(super) struct Lz4Frames {
+    pub(super) decoder: lz4_flex::frame::FrameDecoder<EndSeen<BufReader<Sniffed>>>,
+    /// The last frame ended whole (or none has begun): the next may start.
+    pub(super) between_frames: bool,
+}
+
+impl Lz4Frames {
+    pub(super) fn new(input: BufReader<Sniffed>) -> Self {
+        let input = EndSeen { input, seen: false };
+        Lz4Frames {
+            decoder: lz4_flex::frame::FrameDecoder::new(input),
+            between_frames: true,
+        }
+    }
+
+    pub(super) fn source(&mut self) -> &mut Sniffed {
+        self.decoder.get_mut().input.get_mut()
+    }
+
+    pub(super) fn input(&mut self) -> &mut BufReader<Sniffed> {
+        &mut self.decoder.get_mut().input
+    }
+}
+
+/// The end of a frame that the input ended inside.
+pub(super) fn incomplete_frame() -> io::Error {
+    io::Error::new(io::ErrorKind::UnexpectedEof, "incomplete frame")
+}
+
+impl Read for Lz4Frames {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            if self.between_frames {
+                if self.input().fill_buf()?.is_empty() {
+                    return Ok(0);
+                }
+                self.between_frames = false;
+            }
+            let error = match self.decoder.read(buf) {
+                Ok(0) if self.decoder.get_ref().seen => return Err(incomplete_frame()),
+                Ok(0) => {
+                    self.between_frames = true;
+                    continue;
+                }
+                Ok(read) => return Ok(read),
+                // A block or a header cut short.
+                Err(error) if error.kind() == io::ErrorKind::UnexpectedEof => {
+                    return Err(incomplete_frame());
+                }
+                Err(error) => error,
+            };
+            let skippable = error
+                .get_ref()
+                .and_then(|inner| inner.downcast_ref::<lz4_flex::frame::Error>());
+            let Some(&lz4_flex::frame::Error::SkippableFrame(length)) = skippable else {
+                return Err(error);
+            };
+            let length = u64::from(length);
+            if io::copy(&mut self.input().take(length), &mut io::sink())? < length {
+                return Err(incomplete_frame());
+            }
+            self.between_frames = true;
+        }
+    }
+}
+
+/// A reader that notes when it has met the end of its input.
+pub(super) struct EndSeen<R> {
+    pub(super) input: R,
+    pub(super) seen: bool,
+}
+
+impl<R: Read> Read for EndSeen<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let read = self.input.read(buf)?;
+        self.seen |= read == 0 && !buf.is_empty();
+        Ok(read)
+    }
+}
