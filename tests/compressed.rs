@@ -259,8 +259,8 @@ fn stdin_that_is_a_file_is_sniffed_where_it_stands() {
 }
 
 /// docs/CONTRACT.md §12.1: what `gzip`, `pigz`, `zstd`, `pzstd` (a skippable frame before each
-/// zstd frame), `xz` (one block, and several blocks from its threads), `bzip2` and `lz4` themselves
-/// write, concatenated files included.
+/// zstd frame), `xz` (one block, and several blocks from its threads), `bzip2` and `lz4` (its
+/// frames, and its legacy frames) themselves write, concatenated files included.
 #[test]
 fn the_tools_own_output_is_decoded() {
     // More than one of xz's blocks at the size given; a file twice holds two of pzstd's frames.
@@ -276,6 +276,8 @@ fn the_tools_own_output_is_decoded() {
         ("xz", "xz-utils", &["-T2", "--block-size=100KiB", "-c"]),
         ("bzip2", "bzip2", &["-c", "-1"]),
         ("lz4", "lz4", &["-c", "-q"]),
+        // Legacy blocks of 8 MiB: more than one at this size would take 80,000 lines.
+        ("lz4", "lz4", &["-l", "-c", "-q"]),
     ] {
         match Command::new(tool).args(args).arg(&plain).output() {
             Ok(out) if out.status.success() => compressed.push(out.stdout),
@@ -292,6 +294,41 @@ fn the_tools_own_output_is_decoded() {
         for variant in defaults() {
             assert_decodes(variant, &[&file], b"", &twice);
         }
+    }
+}
+
+/// docs/CONTRACT.md §12.1: xz's legacy `.lzma`, written by `xz --format=lzma`, is decoded, one
+/// stream and nothing after it, as `xz -dc` reads it (a second stream is corrupt data, after the
+/// first's bytes, §12.3); compress's `.Z` is known and refused: one line naming what decodes it,
+/// exit 1, nothing of it rendered as text, and the next FILE read.
+#[test]
+fn legacy_lzma_is_decoded_and_compress_refused() {
+    let text = text(10_000);
+    let plain = scratch_file("legacy.txt", &text);
+    let Some(lzma) = tool_output("xz", "xz-utils", &["--format=lzma", "-c"], &plain) else {
+        return;
+    };
+    let Some(z) = tool_output("compress", "ncompress", &["-c"], &plain) else {
+        return;
+    };
+    let one = scratch_file("one.lzma", &lzma);
+    let twice = scratch_file("twice.lzma", &[&lzma[..], &lzma].concat());
+    let z = scratch_file("text.Z", &z);
+    let next = scratch_file("the-next-file", b"the next FILE\n");
+    for variant in defaults() {
+        assert_decodes(variant, &[&one], b"", &text);
+        assert_decodes::<&str>(variant, &[], &lzma, &text);
+        let finished = run_command(decompressing(variant, &[&twice, &next]), b"");
+        assert_fails_after(variant, &finished, &twice, "", &text, Before::Whole);
+        let finished = run_command(decompressing(variant, &[&z, &next]), b"");
+        assert_fails_after(
+            variant,
+            &finished,
+            &z,
+            ".Z data is not decoded here: pipe it through zcat",
+            b"",
+            Before::Whole,
+        );
     }
 }
 

@@ -21,83 +21,134 @@ pub enum Format {
     Bzip2,
     /// LZ4 frames, one after another, skippable frames among them.
     Lz4,
+    /// LZ4's legacy frames (`lz4 -l`), one after another.
+    Lz4Legacy,
+    /// One LZMA-alone stream, xz's legacy `.lzma`.
+    Lzma,
+    /// compress's LZW (`.Z`): known, and refused (CONTRACT §12.1).
+    Compress,
     /// Anything else: read as it is.
     Plain,
 }
 
 /// What a source's first bytes begin.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Start {
+enum Start {
     /// A stream of this format.
     Format(Format),
     /// A skippable frame whose content is this many bytes long: what follows it tells the format.
     Skippable(u32),
 }
 
-/// A magic number: the bytes at a source's start, each between its `low` and `high` byte.
-pub(super) struct Magic {
-    pub(super) low: &'static [u8],
-    pub(super) high: &'static [u8],
-    pub(super) start: Start,
+/// A magic number: the bytes at a source's start, each between its `low` and `high` byte, and
+/// where a header has no magic of its own, its fields as its decoder checks them.
+struct Magic {
+    low: &'static [u8],
+    high: &'static [u8],
+    /// Whether the header's fields agree as far as the bytes so far go.
+    fields: Option<fn(&[u8]) -> bool>,
+    start: Start,
 }
 
 impl Magic {
-    pub(super) const fn exact(bytes: &'static [u8], format: Format) -> Magic {
+    const fn exact(bytes: &'static [u8], format: Format) -> Magic {
+        Magic::between(bytes, bytes, Start::Format(format))
+    }
+
+    const fn between(low: &'static [u8], high: &'static [u8], start: Start) -> Magic {
         Magic {
-            low: bytes,
-            high: bytes,
-            start: Start::Format(format),
+            low,
+            high,
+            fields: None,
+            start,
         }
     }
 
     /// Whether `start` agrees with the magic as far as both go.
-    pub(super) fn agrees(&self, start: &[u8]) -> bool {
+    fn agrees(&self, start: &[u8]) -> bool {
         let bounds = self.low.iter().zip(self.high);
-        start
+        let bytes = start
             .iter()
             .zip(bounds)
-            .all(|(byte, (low, high))| (low..=high).contains(&byte))
+            .all(|(byte, (low, high))| (low..=high).contains(&byte));
+        bytes && self.fields.is_none_or(|fields| fields(start))
     }
+}
+
+/// An LZMA-alone header's length: the properties byte, the dictionary's size (4 bytes) and the
+/// decoded size (8), little-endian.
+const LZMA_HEADER: usize = 13;
+
+/// Whether `start` may begin an LZMA-alone header, as xz tells one when it looks for a format
+/// (liblzma's picky LZMA-alone decoder): properties with `lc + lp` at most 4, a dictionary of
+/// `2^n` or `2^n + 2^(n-1)` bytes (or the largest), and a decoded size below 256 GiB or unknown.
+/// Text never agrees: such a dictionary size has at least two zero bytes.
+fn lzma_fields(start: &[u8]) -> bool {
+    let properties = start.first().is_none_or(|&byte| {
+        let (pb, rest) = (byte / 45, byte % 45);
+        pb <= 4 && rest / 9 + rest % 9 <= 4
+    });
+    // The dictionary's bytes read so far, the rest taken as zero: a fitting size has at most two
+    // bits set, side by side, and so has any part of it.
+    let mut dictionary = [0; 4];
+    let known = start.get(1..).unwrap_or_default();
+    let known = &known[..known.len().min(4)];
+    dictionary[..known.len()].copy_from_slice(known);
+    let dictionary = u32::from_le_bytes(dictionary);
+    let fits = |size: u32| size.count_ones() == 1 || size >> size.trailing_zeros() == 0b11;
+    let dictionary = dictionary == 0 || fits(dictionary) || known.iter().all(|&byte| byte == 0xff);
+    let size = start.get(5..LZMA_HEADER).unwrap_or_default();
+    let below_256_gib = |high: &[u8]| high[0] < 0x40 && high[1..].iter().all(|&byte| byte == 0);
+    let size = size.iter().all(|&byte| byte == 0xff) || size.get(4..).is_none_or(below_256_gib);
+    properties && dictionary && size
 }
 
 /// A skippable frame's header: a magic `0x184D2A50` to `0x184D2A5F` and its content's length, both
 /// little-endian. zstd and LZ4 share the range.
-pub(super) const SKIPPABLE_HEADER: usize = 8;
+const SKIPPABLE_HEADER: usize = 8;
 
 /// Every magic [`sniff`] knows. No two formats' magics agree on their common length, so the first
 /// bytes that tell one from the others decide. bzip2's `BZh` and level digit are followed by its
 /// first block's magic or, for an empty stream, its end-of-stream magic: 10 bytes that plain text
 /// beginning `BZh` is unlikely to hold.
-pub(super) const MAGICS: &[Magic] = &[
+const MAGICS: &[Magic] = &[
     Magic::exact(&[0x1f, 0x8b], Format::Gzip),
     Magic::exact(&[0x28, 0xb5, 0x2f, 0xfd], Format::Zstd),
     Magic::exact(&[0xfd, b'7', b'z', b'X', b'Z', 0x00], Format::Xz),
-    Magic {
-        low: b"BZh1\x31\x41\x59\x26\x53\x59",
-        high: b"BZh9\x31\x41\x59\x26\x53\x59",
-        start: Start::Format(Format::Bzip2),
-    },
-    Magic {
-        low: b"BZh1\x17\x72\x45\x38\x50\x90",
-        high: b"BZh9\x17\x72\x45\x38\x50\x90",
-        start: Start::Format(Format::Bzip2),
-    },
+    Magic::between(
+        b"BZh1\x31\x41\x59\x26\x53\x59",
+        b"BZh9\x31\x41\x59\x26\x53\x59",
+        Start::Format(Format::Bzip2),
+    ),
+    Magic::between(
+        b"BZh1\x17\x72\x45\x38\x50\x90",
+        b"BZh9\x17\x72\x45\x38\x50\x90",
+        Start::Format(Format::Bzip2),
+    ),
     Magic::exact(&[0x04, 0x22, 0x4d, 0x18], Format::Lz4),
+    Magic::exact(&[0x02, 0x21, 0x4c, 0x18], Format::Lz4Legacy),
     // Any length: `sniff` reads it from the header.
+    Magic::between(
+        &[0x50, 0x2a, 0x4d, 0x18, 0x00, 0x00, 0x00, 0x00],
+        &[0x5f, 0x2a, 0x4d, 0x18, 0xff, 0xff, 0xff, 0xff],
+        Start::Skippable(0),
+    ),
+    Magic::exact(&[0x1f, 0x9d], Format::Compress),
     Magic {
-        low: &[0x50, 0x2a, 0x4d, 0x18, 0x00, 0x00, 0x00, 0x00],
-        high: &[0x5f, 0x2a, 0x4d, 0x18, 0xff, 0xff, 0xff, 0xff],
-        start: Start::Skippable(0),
+        low: &[0; LZMA_HEADER],
+        high: &[0xff; LZMA_HEADER],
+        fields: Some(lzma_fields),
+        start: Start::Format(Format::Lzma),
     },
 ];
 
 /// The most bytes [`sniff`] needs.
-pub(super) const LONGEST_MAGIC: usize = 10;
+const LONGEST_MAGIC: usize = LZMA_HEADER;
 
 /// What a source whose first bytes are `start` begins; `None` while `start` could still begin a
 /// magic and more bytes may come (`ended` false). Decided on the fewest bytes, so that a live plain
 /// line is never held back waiting for bytes that would not change the answer.
-pub(super) fn sniff(start: &[u8], ended: bool) -> Option<Start> {
+fn sniff(start: &[u8], ended: bool) -> Option<Start> {
     let mut undecided = false;
     for magic in MAGICS.iter().filter(|magic| magic.agrees(start)) {
         if start.len() < magic.low.len() {
@@ -121,9 +172,9 @@ pub(super) fn sniff(start: &[u8], ended: bool) -> Option<Start> {
 /// where no zstd frame follows. A skippable frame is itself a zstd (and LZ4) frame, so such a
 /// source is decoded as `zstd -dc` decodes it: skippable frames alone are empty, anything else after
 /// them a failure.
-pub(super) fn past_skippable(format: Format) -> Format {
+fn past_skippable(format: Format) -> Format {
     match format {
-        Format::Lz4 => Format::Lz4,
+        Format::Lz4 | Format::Lz4Legacy => format,
         _ => Format::Zstd,
     }
 }
@@ -227,6 +278,14 @@ mod tests {
             "an empty bzip2 stream"
         );
         assert_eq!(format(b"\x04\x22\x4d\x18", false), Some(Format::Lz4));
+        assert_eq!(format(b"\x02\x21\x4c\x18", false), Some(Format::Lz4Legacy));
+        assert_eq!(format(b"\x1f\x9d\x90", false), Some(Format::Compress));
+        // `xz --format=lzma`'s header: its presets' properties, an 8 MiB dictionary, no size.
+        let lzma = b"\x5d\x00\x00\x80\x00\xff\xff\xff\xff\xff\xff\xff\xff";
+        assert_eq!(format(lzma, false), Some(Format::Lzma));
+        // A 12 MiB dictionary (2^23 + 2^22), a size given, other properties (lc 0, lp 2, pb 0).
+        let sized = b"\x12\x00\x00\xc0\x00\x10\x00\x00\x00\x3f\x00\x00\x00";
+        assert_eq!(format(sized, false), Some(Format::Lzma));
         assert_eq!(
             sniff(b"\x5f\x2a\x4d\x18\x03\x01\x00\x00", false),
             Some(Start::Skippable(259))
@@ -242,7 +301,16 @@ mod tests {
             b"BZh9 is plain text",
             b"\xfd7zXZ\x01",
             b"\x60\x2a\x4d\x18",
-            b"\x02\x21\x4c\x18 legacy LZ4",
+            b"\x1f\x9e",
+            b"\x02\x21\x4c\x19",
+            // LZMA-alone's fields out of their bounds, one at a time: lc + lp over 4, past the
+            // last properties, a dictionary of three bits, a size of 256 GiB.
+            b"\x15\x00\x00\x80\x00\xff\xff\xff\xff\xff\xff\xff\xff",
+            b"\xe1\x00\x00\x80\x00\xff\xff\xff\xff\xff\xff\xff\xff",
+            b"\x5d\x00\x00\xe0\x00\xff\xff\xff\xff\xff\xff\xff\xff",
+            b"\x5d\x00\x00\x80\x00\x00\x00\x00\x00\x40\x00\x00\x00",
+            b"-- a line",
+            b"\n\n",
         ] {
             assert_eq!(format(plain, false), Some(Format::Plain), "{plain:?}");
         }
@@ -255,6 +323,9 @@ mod tests {
             b"BZh51AY&S",
             b"\x04\x22",
             b"\x50\x2a\x4d\x18\x00\x00\x00",
+            b"\x02\x21\x4c",
+            b"\x1f",
+            b"\x5d\x00\x00\x80\x00\xff\xff\xff\xff\xff\xff\xff",
         ];
         for start in starts {
             assert_eq!(sniff(start, false), None, "{start:?} may begin a magic");

@@ -18,8 +18,9 @@ mod isal_members {
     use std::io::{self, BufRead, Read};
 
     use isal_sys::igzip_lib::{
-        ISAL_DECOMP_OK, ISAL_GZIP, inflate_state, isal_block_state_ISAL_BLOCK_FINISH, isal_inflate,
-        isal_inflate_init, isal_inflate_reset,
+        ISAL_DECOMP_OK, ISAL_GZIP, inflate_state, isal_block_state_ISAL_BLOCK_FINISH,
+        isal_block_state_ISAL_BLOCK_INPUT_DONE, isal_inflate, isal_inflate_init,
+        isal_inflate_reset,
     };
 
     /// gzip members decoded by ISA-L's stateful inflate, which parses each member's header
@@ -79,6 +80,17 @@ mod isal_members {
 
         fn member_ended(&self) -> bool {
             self.state.block_state == isal_block_state_ISAL_BLOCK_FINISH
+        }
+
+        /// The input's end inside a member, in zlib-rs's words: inside its deflate data (its
+        /// header read, its last block not), or else in its header or trailer.
+        fn cut_short(&self) -> io::Error {
+            let in_blocks = self.state.wrapper_flag != 0
+                && self.state.block_state < isal_block_state_ISAL_BLOCK_INPUT_DONE;
+            match in_blocks {
+                true => io::Error::new(io::ErrorKind::UnexpectedEof, "incomplete deflate stream"),
+                false => io::Error::from(io::ErrorKind::UnexpectedEof),
+            }
         }
     }
 
@@ -143,8 +155,7 @@ mod isal_members {
                     continue;
                 }
                 if ended {
-                    // "unexpected end of file", as zlib-rs's reader says it.
-                    return Err(io::Error::from(io::ErrorKind::UnexpectedEof));
+                    return Err(self.cut_short());
                 }
                 if read == 0 {
                     // ISA-L took none of the input and made nothing of it: it can go no further.

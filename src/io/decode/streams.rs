@@ -67,14 +67,31 @@ pub(super) fn run(
             pump(decoder, |decoder| decoder.get_mut().get_mut(), out)
         }
         Format::Xz => {
-            let decoder = XzStreams::new(buffered(input), threads).map_err(decompressing)?;
-            pump(decoder, |decoder| decoder.input.get_mut(), out)
+            let decoder = XzStreams::new(buffered(input), XzKind::xz(threads));
+            pump(
+                decoder.map_err(decompressing)?,
+                |decoder| decoder.input.get_mut(),
+                out,
+            )
+        }
+        Format::Lzma => {
+            let decoder = XzStreams::new(buffered(input), XzKind::Lzma);
+            pump(
+                decoder.map_err(decompressing)?,
+                |decoder| decoder.input.get_mut(),
+                out,
+            )
         }
         Format::Bzip2 => {
             let decoder = bzip2::bufread::MultiBzDecoder::new(buffered(input));
             pump(decoder, |decoder| decoder.get_mut().get_mut(), out)
         }
         Format::Lz4 => pump(Lz4Frames::new(buffered(input)), Lz4Frames::source, out),
+        Format::Lz4Legacy => pump(Lz4Legacy::new(buffered(input)), Lz4Legacy::source, out),
+        Format::Compress => Err(decompressing(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "compress's .Z data is not decoded here: pipe it through zcat",
+        ))),
         Format::Plain => pump(input, |input| input, out),
     }
 }
@@ -124,30 +141,48 @@ pub(super) fn pump<R: Read>(
 /// and with more than one thread, each stream is decoded by liblzma's threaded decoder, which
 /// decodes a stream's blocks at once where the encoder recorded their sizes (`xz -T2` does) and
 /// ends at the stream's end (the crate sets no `CONCATENATED` for it), so the next stream is
-/// begun here, past the padding.
+/// begun here, past the padding. xz's legacy `.lzma` (LZMA-alone) is read here too: one stream,
+/// with nothing after it, as `xz -dc` reads it.
 pub(super) struct XzStreams {
-    pub(super) stream: liblzma::stream::Stream,
+    stream: liblzma::stream::Stream,
     pub(super) input: BufReader<Sniffed>,
     /// The fault found by a call that also decoded bytes, told at the next read.
-    pub(super) fault: Option<liblzma::stream::Error>,
-    /// The threads liblzma may start, one stream at a time; `None`: one decoder, every stream.
-    pub(super) threads: Option<u32>,
+    fault: Option<liblzma::stream::Error>,
+    kind: XzKind,
     /// A stream has ended: the next, if any, is to be begun.
-    pub(super) between_streams: bool,
+    between_streams: bool,
     /// The stream being decoded is not the first.
-    pub(super) later: bool,
+    later: bool,
+}
+
+/// What an [`XzStreams`] decodes, and how.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum XzKind {
+    /// xz streams, every one by one decoder.
+    Streams,
+    /// xz streams, one at a time, each by liblzma's decoder on up to this many threads.
+    Threaded(u32),
+    /// One LZMA-alone stream (`.lzma`).
+    Lzma,
+}
+
+impl XzKind {
+    /// xz streams on up to `threads` threads.
+    pub(super) fn xz(threads: NonZeroUsize) -> Self {
+        match u32::try_from(threads.get()) {
+            Ok(threads) if threads > 1 => XzKind::Threaded(threads),
+            _ => XzKind::Streams,
+        }
+    }
 }
 
 impl XzStreams {
-    pub(super) fn new(input: BufReader<Sniffed>, threads: NonZeroUsize) -> io::Result<Self> {
-        let threads = u32::try_from(threads.get())
-            .ok()
-            .filter(|&threads| threads > 1);
+    pub(super) fn new(input: BufReader<Sniffed>, kind: XzKind) -> io::Result<Self> {
         Ok(XzStreams {
-            stream: Self::decoder(threads)?,
+            stream: Self::decoder(kind)?,
             input,
             fault: None,
-            threads,
+            kind,
             between_streams: false,
             later: false,
         })
@@ -158,27 +193,33 @@ impl XzStreams {
     /// many of the threads as fit (its default bound for threads, 0, starts one). Its threads
     /// decode beside the reader, so the process's threads take the short slice first
     /// (CONTRACT §12.6), and liblzma's inherit it.
-    pub(super) fn decoder(threads: Option<u32>) -> io::Result<liblzma::stream::Stream> {
-        let decoder = match threads {
-            None => liblzma::stream::Stream::new_stream_decoder(
-                XZ_MEMORY_LIMIT,
-                liblzma::stream::CONCATENATED,
-            ),
-            Some(threads) => {
+    fn decoder(kind: XzKind) -> io::Result<liblzma::stream::Stream> {
+        use liblzma::stream::{CONCATENATED, MtStreamBuilder, Stream};
+        let decoder = match kind {
+            XzKind::Streams => Stream::new_stream_decoder(XZ_MEMORY_LIMIT, CONCATENATED),
+            XzKind::Threaded(threads) => {
                 slices::ask_short();
-                liblzma::stream::MtStreamBuilder::new()
+                MtStreamBuilder::new()
                     .threads(threads)
                     .memlimit_threading(XZ_MEMORY_LIMIT)
                     .memlimit_stop(XZ_MEMORY_LIMIT)
                     .decoder()
             }
+            XzKind::Lzma => Stream::new_lzma_decoder(XZ_MEMORY_LIMIT),
         };
         Ok(decoder?)
     }
 
     /// Passes over the stream padding after a stream (zero bytes, four at a time) and begins the
-    /// next stream's decoder: false at the input's end.
-    pub(super) fn next_stream(&mut self, threads: Option<u32>) -> io::Result<bool> {
+    /// next stream's decoder: false at the input's end. After an LZMA-alone stream anything is
+    /// corrupt data, as `xz -dc` says of it.
+    fn next_stream(&mut self) -> io::Result<bool> {
+        if self.kind == XzKind::Lzma {
+            return match self.input.fill_buf()?.is_empty() {
+                true => Ok(false),
+                false => Err(liblzma::stream::Error::Data.into()),
+            };
+        }
         let mut padding = 0;
         let ended = loop {
             let input = self.input.fill_buf()?;
@@ -195,7 +236,7 @@ impl XzStreams {
             return Err(liblzma::stream::Error::Data.into());
         }
         if !ended {
-            self.stream = Self::decoder(threads)?;
+            self.stream = Self::decoder(self.kind)?;
             (self.between_streams, self.later) = (false, true);
         }
         Ok(!ended)
@@ -209,7 +250,7 @@ impl Read for XzStreams {
             return Err(fault.into());
         }
         loop {
-            if self.between_streams && !self.next_stream(self.threads)? {
+            if self.between_streams && !self.next_stream()? {
                 return Ok(0);
             }
             let input = self.input.fill_buf()?;
@@ -231,7 +272,7 @@ impl Read for XzStreams {
                     return Ok(decoded);
                 }
                 Err(fault) => return Err(fault.into()),
-                Ok(Status::StreamEnd) if self.threads.is_some() => {
+                Ok(Status::StreamEnd) if self.kind != XzKind::Streams => {
                     self.between_streams = true;
                     if decoded > 0 {
                         return Ok(decoded);
@@ -335,5 +376,94 @@ impl<R: Read> Read for EndSeen<R> {
         let read = self.input.read(buf)?;
         self.seen |= read == 0 && !buf.is_empty();
         Ok(read)
+    }
+}
+
+/// LZ4's legacy frames (`lz4 -l`) one after another, read as `lz4 -dc` reads them: after the
+/// magic, blocks of at most 8 MiB each, each its compressed size (4 bytes, little-endian) and
+/// its bytes, compressed apart; a frame ends at the input's end or at the next magic. lz4_flex's
+/// `FrameDecoder` reads a legacy frame too, but not exactly: it takes a cut size for the end, and
+/// calls the next frame's magic a block too big, so only its block decoder is used.
+///
+/// The format has no end mark and no checksum: input cut between two blocks cannot be told from
+/// whole input (CONTRACT §12.1), as `lz4 -dc` cannot tell it; cut anywhere else, it is a failure.
+pub(super) struct Lz4Legacy {
+    input: BufReader<Sniffed>,
+    /// The block read, compressed.
+    block: Vec<u8>,
+    /// The block decoded, and how much of it has been read.
+    decoded: Vec<u8>,
+    at: usize,
+}
+
+/// The most a legacy block decodes to.
+const LEGACY_BLOCK: usize = 8 << 20;
+
+/// The legacy magic, little-endian.
+const LEGACY_MAGIC: u32 = 0x184c_2102;
+
+impl Lz4Legacy {
+    fn new(input: BufReader<Sniffed>) -> Self {
+        Lz4Legacy {
+            input,
+            block: Vec::new(),
+            decoded: Vec::new(),
+            at: 0,
+        }
+    }
+
+    fn source(&mut self) -> &mut Sniffed {
+        self.input.get_mut()
+    }
+
+    /// Reads the next block's size, passing over a frame's magic: `None` at the input's end.
+    fn next_size(&mut self) -> io::Result<Option<usize>> {
+        loop {
+            let mut word = [0; 4];
+            if self.input.fill_buf()?.is_empty() {
+                return Ok(None);
+            }
+            self.input
+                .read_exact(&mut word)
+                .map_err(|_| incomplete_frame())?;
+            match u32::from_le_bytes(word) {
+                LEGACY_MAGIC => {}
+                size if size as usize <= lz4_flex::block::get_maximum_output_size(LEGACY_BLOCK) => {
+                    return Ok(Some(size as usize));
+                }
+                // Another format's frame after the legacy ones: one source holds one format.
+                _ => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        "no LZ4 legacy block or frame",
+                    ));
+                }
+            }
+        }
+    }
+}
+
+impl Read for Lz4Legacy {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        // A block may decode to nothing: the next is read then.
+        while self.at == self.decoded.len() {
+            let Some(size) = self.next_size()? else {
+                return Ok(0);
+            };
+            self.block.resize(size, 0);
+            self.input
+                .read_exact(&mut self.block)
+                .map_err(|_| incomplete_frame())?;
+            self.decoded.resize(LEGACY_BLOCK, 0);
+            let decoded = lz4_flex::block::decompress_into(&self.block, &mut self.decoded);
+            let decoded =
+                decoded.map_err(|error| io::Error::new(io::ErrorKind::InvalidData, error))?;
+            self.decoded.truncate(decoded);
+            self.at = 0;
+        }
+        let n = buf.len().min(self.decoded.len() - self.at);
+        buf[..n].copy_from_slice(&self.decoded[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
     }
 }
