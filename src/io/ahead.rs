@@ -37,6 +37,8 @@ pub struct Ahead {
     decoders: usize,
     /// The most buffers each decoder ahead holds.
     buffers: usize,
+    /// The most compressed bytes of a file decoded at its turn on the reader's thread.
+    decoded_here: u64,
 }
 
 impl Ahead {
@@ -45,12 +47,15 @@ impl Ahead {
     /// Each holds `1 / decoders` of [`decode::DECODED_HELD`], and never less than a FILE decoded
     /// at its turn ([`decode::BUFFERS`]). A decoder ahead overlaps its FILE with the one read only
     /// as far as it may hold: on two cores, 16 MiB each, most of a rotated log of tens of MB.
-    pub fn new(decoders: NonZeroUsize) -> Self {
+    /// A compressed file of up to `decoded_here` bytes is not decoded ahead: it costs less on the
+    /// reader's thread at its turn ([`decode::DECODED_HERE`]).
+    pub fn new(decoders: NonZeroUsize, decoded_here: u64) -> Self {
         let each = decode::DECODED_HELD / decode::BUFFER / decoders.get();
         Ahead {
             looked: VecDeque::new(),
             decoders: decoders.get(),
             buffers: each.max(decode::BUFFERS),
+            decoded_here,
         }
     }
 
@@ -87,7 +92,7 @@ impl Ahead {
                 return;
             }
             let started = match source {
-                Source::File(path) => start(path, output, self.buffers),
+                Source::File(path) => start(path, output, self.buffers, self.decoded_here),
                 Source::Stdin => None,
             };
             decoding += usize::from(started.is_some());
@@ -141,11 +146,17 @@ impl Started {
 
 /// Starts decoding `path` ahead, holding up to `buffers`, if it is a compressed regular file and
 /// not the output; else `None`, whatever failed.
-fn start(path: &Path, output: Option<BorrowedFd<'_>>, buffers: usize) -> Option<Started> {
+fn start(
+    path: &Path,
+    output: Option<BorrowedFd<'_>>,
+    buffers: usize,
+    decoded_here: u64,
+) -> Option<Started> {
     // Looked at before it is opened: opening a FIFO for reading, even without waiting, would let
     // a writer that waits for a reader go on, and closing it would then break the writer's pipe.
     let metadata = std::fs::metadata(path).ok()?;
-    if !metadata.is_file() {
+    // A small file is decoded at its turn on the reader's thread, at less than a thread's cost.
+    if !metadata.is_file() || metadata.len() <= decoded_here {
         return None;
     }
     // Non-blocking, in case the name now leads to a FIFO: the open must never wait.
@@ -163,7 +174,8 @@ fn start(path: &Path, output: Option<BorrowedFd<'_>>, buffers: usize) -> Option<
         return None;
     }
     decode::slices::ask_short();
-    let (decoded, decoding) = decode::decode_file(file, format, buffers, NonZeroUsize::MIN).ok()?;
+    let (decoded, decoding) =
+        decode::decode_file(file, format, buffers, NonZeroUsize::MIN, 0).ok()?;
     Some(Started {
         identity,
         format,
@@ -209,7 +221,7 @@ mod tests {
             Source::Stdin,
             named("b.gz", &gzip(b"b\n")),
         ];
-        let mut ahead = Ahead::new(NonZeroUsize::new(9).unwrap());
+        let mut ahead = Ahead::new(NonZeroUsize::new(9).unwrap(), 0);
         assert_eq!(ahead.buffers, 14, "32 MiB shared by nine: 3.5 MiB each");
         ahead.look(window.iter().take(3), None, true);
         ahead.look(window.iter(), None, true);
@@ -258,7 +270,7 @@ mod tests {
                 Source::File(dir.join(name))
             })
             .collect();
-        let mut ahead = Ahead::new(NonZeroUsize::new(2).unwrap());
+        let mut ahead = Ahead::new(NonZeroUsize::new(2).unwrap(), 0);
         ahead.look(window.iter(), None, true);
         assert_eq!(ahead.looked.len(), 1, "the one read's decoder and a's");
         assert!(ends(&ahead, 0), "a, a few bytes, decodes at once");
@@ -272,7 +284,7 @@ mod tests {
 
     #[test]
     fn each_decoder_holds_its_share_and_never_less_than_one_decoded_at_its_turn() {
-        let decoders = |n| Ahead::new(NonZeroUsize::new(n).unwrap()).buffers;
+        let decoders = |n| Ahead::new(NonZeroUsize::new(n).unwrap(), 0).buffers;
         assert_eq!(decoders(2), 64, "16 MiB each of two");
         assert_eq!(decoders(1000), decode::BUFFERS);
     }

@@ -101,7 +101,7 @@ impl<F> Driver<F> {
     pub fn new(mut sources: Sources, output: Option<OwnedFd>, handle: fn(File) -> F) -> Self {
         sources.output_is_pipe(output.as_ref().is_some_and(|fd| fd::is_pipe(fd.as_fd())));
         Driver {
-            ahead: Ahead::new(sources.decoder_threads()),
+            ahead: Ahead::new(sources.decoder_threads(), sources.decoded_here()),
             sources,
             current: None,
             decoding: None,
@@ -164,6 +164,7 @@ impl<F> Driver<F> {
                         format,
                         decode::BUFFERS,
                         self.sources.decoder_threads(),
+                        self.sources.decoded_here(),
                     ),
                 }
                 .map(|(pieces, decoding)| (Reading::Decoded(pieces), Some(decoding)))
@@ -352,6 +353,8 @@ mod tests {
         let mut sources = Sources::new(&files);
         sources.decompress(true);
         sources.decoders(2);
+        // Each on a thread, as a larger file would be.
+        sources.decode_here(0);
         let mut driver = driver(sources, None);
         assert_eq!(driver.proceed().unwrap(), Left::Read);
         assert_eq!(driver.ahead.looked_at(), 1, "a's decoder and b's");

@@ -143,6 +143,8 @@ pub struct Sources {
     decompress: bool,
     /// Under `-z`, how many sources may be decoding at once: the one read and those after it.
     decoders: NonZeroUsize,
+    /// Under `-z`, the most compressed bytes of a regular file decoded on the reading thread.
+    decoded_here: u64,
 }
 
 impl Sources {
@@ -168,6 +170,7 @@ impl Sources {
             reader_gone: false,
             decompress: false,
             decoders: NonZeroUsize::MIN,
+            decoded_here: crate::io::decode::DECODED_HERE,
         }
     }
 
@@ -189,6 +192,17 @@ impl Sources {
     /// the one read, and the [`ahead`](Self::ahead) of it.
     pub fn decoders(&mut self, decoders: usize) {
         self.decoders = NonZeroUsize::new(decoders).unwrap_or(NonZeroUsize::MIN);
+    }
+
+    /// Under `-z`, decodes a compressed regular file of up to `bytes` on the reading thread, at
+    /// its turn, rather than on a thread of its own ([`DECODED_HERE`](crate::io::decode::DECODED_HERE) unless told).
+    pub fn decode_here(&mut self, bytes: u64) {
+        self.decoded_here = bytes;
+    }
+
+    /// The most compressed bytes of a regular file decoded on the reading thread.
+    pub fn decoded_here(&self) -> u64 {
+        self.decoded_here
     }
 
     /// How many threads a FILE decoded at its turn may decode its parts on (zstd frames, BGZF

@@ -58,6 +58,15 @@ pub(super) enum Parts {
 }
 
 impl Parts {
+    /// The parts a file of `format` may hold.
+    pub(super) fn of(format: Format) -> Option<Parts> {
+        match format {
+            Format::Zstd => Some(Parts::Zstd),
+            Format::Gzip => Some(Parts::Bgzf),
+            _ => None,
+        }
+    }
+
     /// The format the one decoder decodes what the walk cannot follow as.
     fn format(self) -> Format {
         match self {
@@ -160,11 +169,7 @@ pub(super) fn decode_parts(
 /// Decodes `source`, a regular file holding `parts` from its offset on, into `out` on this
 /// thread: BGZF members in runs as a decoder of the pool decodes them, whole where libdeflate
 /// takes them; zstd frames, and what the walk cannot follow, by the one decoder.
-pub(super) fn decode_alone(
-    source: File,
-    parts: Parts,
-    out: &mut BuffersOut,
-) -> Result<(), Failure> {
+pub(super) fn decode_alone(source: File, parts: Parts, out: &mut impl Out) -> Result<(), Failure> {
     let walk = Walk::new(&source, parts).ok();
     let Some(mut walk) = walk.filter(|_| matches!(parts, Parts::Bgzf)) else {
         return run(Undecoded::new(source), Some(parts.format()), ONE, out);
@@ -220,7 +225,7 @@ struct Walking {
 }
 
 /// Decodes the file from `at` on with one decoder, as a file of one frame is decoded.
-fn decode_rest(source: &File, parts: Parts, at: u64, out: &mut BuffersOut) -> Result<(), Failure> {
+fn decode_rest(source: &File, parts: Parts, at: u64, out: &mut impl Out) -> Result<(), Failure> {
     let mut rest = source.try_clone().map_err(Failure::Reading)?;
     rest.seek(SeekFrom::Start(at)).map_err(Failure::Reading)?;
     run(Undecoded::new(rest), Some(parts.format()), ONE, out)
@@ -631,7 +636,7 @@ mod tests {
         // Eight threads: one for the reader and the rendering, seven decoders.
         let eight = NonZeroUsize::new(8).unwrap();
         let (mut buffers, _decoding) =
-            decode_file(file_of(&bytes), Format::Zstd, BUFFERS, eight).unwrap();
+            decode_file(file_of(&bytes), Format::Zstd, BUFFERS, eight, 0).unwrap();
         assert_eq!(buffers.read(&mut [0; 10]), 10);
         let started = std::time::Instant::now();
         while frame_decoders() < 7 {
@@ -700,7 +705,7 @@ mod tests {
         let (bytes, _) = frames_of(&text(0..300_000));
         let threads = NonZeroUsize::new(3).unwrap();
         let (mut buffers, decoding) =
-            decode_file(file_of(&bytes), Format::Zstd, BUFFERS, threads).unwrap();
+            decode_file(file_of(&bytes), Format::Zstd, BUFFERS, threads, 0).unwrap();
         assert_eq!(buffers.read(&mut [0; 10]), 10);
         drop(buffers);
         let told = decoding.ended.recv_timeout(testing::DEADLINE);

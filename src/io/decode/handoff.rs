@@ -225,3 +225,24 @@ impl Drop for ToReader {
         self.empty.try_iter().for_each(spare);
     }
 }
+
+/// A small file's decoded bytes, kept whole in memory: at most `most` buffers, after which there
+/// is no more room, as if the reader had gone ([`decode_here`](super::decode_here)).
+pub(super) struct Kept {
+    pub(super) buffers: Vec<Vec<u8>>,
+    pub(super) most: usize,
+    /// The decoder asked for more room than `most` buffers.
+    pub(super) overflowed: bool,
+}
+
+impl Buffers for Kept {
+    fn empty(&mut self) -> Option<Vec<u8>> {
+        self.overflowed = self.buffers.len() == self.most;
+        (!self.overflowed).then(|| SPARE.1.try_recv().unwrap_or_default())
+    }
+
+    fn full(&mut self, buffer: Vec<u8>) -> bool {
+        self.buffers.push(buffer);
+        true
+    }
+}
