@@ -30,8 +30,8 @@ pub struct CommonArgs {
     /// Files to read in order, as one stream, as `cat` does; `-` is stdin. None: stdin.
     pub files: Vec<PathBuf>,
 
-    /// Decode each source that begins as gzip or zstd does (every member, every frame); read any
-    /// other as it is, as `zcat -f` does.
+    /// Decode each source that begins as gzip, zstd, xz, bzip2, LZ4 or .lzma does (every member,
+    /// frame or stream); refuse compress's .Z; read any other as it is, as `zcat -f` does.
     #[arg(short = 'z', long)]
     pub decompress: bool,
 

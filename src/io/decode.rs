@@ -2,8 +2,9 @@
 //! memory (a regular file) or through a pipe (a stream).
 //!
 //! A source is told by its first bytes (a regular file's by [`sniff_file`], a stream's by the
-//! decoder as it reads them): gzip members, zstd frames, xz streams, bzip2 streams and LZ4 frames
-//! are each decoded one after another to the source's end; a source that begins with a skippable
+//! decoder as it reads them): gzip members, zstd frames, xz streams, bzip2 streams, LZ4 frames
+//! (and legacy frames) are each decoded one after another to the source's end, an `.lzma`
+//! stream alone, and compress's `.Z` refused; a source that begins with a skippable
 //! frame (zstd's and LZ4's shared range) is told by the frame after it; anything else passes
 //! through as it is, as `zcat -f` does. Which sources are decoded, and how
 //! each is handed on, is the input's rule ([`Sources`](crate::io::sources::Sources)); this module
@@ -11,6 +12,8 @@
 //!
 //! Why a thread: on two cores the decoder, at a tenth of the renderer's speed or less, is most of
 //! the cost, so it runs beside the rendering and the rendering hides behind it.
+//! A small regular file ([`DECODED_HERE`]) is the exception: a thread and its hand-offs cost more
+//! than decoding it, so it is decoded on the reader's thread, whole, at its turn.
 //!
 //! Why two ways to hand the bytes on: a regular file is never live, so its decoded bytes go in
 //! whole buffers over a bounded channel ([`decode_file`], read with [`DecodedFile`]), recycled,

@@ -20,7 +20,7 @@
 //! | [`input`] | [`FileInput`], the sync driver of [`sources::Sources`]: its blocking waits and reads, and a regular file read in ranges |
 //! | [`output`] | [`Output`], the sync driver of [`gather::Gather`], in front of any writer; [`Stdout`] |
 //! | [`ahead`] | `-z` with more than one decoder: the compressed regular FILEs after the one read decoded ahead, each handed on at its turn |
-//! | [`decode`] | `-z`: a gzip or zstd source decoded on a thread of its own, a regular file's bytes handed over in memory, a stream's through a pipe read as any stream; what a source holds, by its first bytes |
+//! | [`decode`] | `-z`: a compressed source decoded on a thread of its own (a small file on the reader's), a regular file's bytes handed over in memory, a stream's through a pipe read as any stream; what a source holds, by its first bytes |
 //! | [`ranges`] | a regular file read in ranges: [`ranges::Cuts`], the plain state that says range, read through or stream; reads at offsets, where lines end |
 
 pub mod ahead;
