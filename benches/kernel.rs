@@ -17,7 +17,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group};
-use pipelines::kernel::{Implementation, count_spaces, render_line};
+use linewright::internal::kernel::{Implementation, count_spaces, render_line};
 
 /// One line of each shape, without its `\n`.
 fn shapes() -> Vec<(&'static str, Vec<u8>)> {

@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
-use pipelines::io::Memory;
-use pipelines::strategy::{baseline, batched, pipeline, std_baseline, streamer};
-use pipelines::transform::SpaceCount;
+use linewright::Memory;
+use linewright::strategy::{baseline, batched, pipeline, std_baseline, streamer};
+use linewright::transform::SpaceCount;
 use tokio::runtime::{Builder, Runtime};
 
 /// The input every bench gets through.

@@ -1,25 +1,11 @@
-//! A transform of one's own: each line's ASCII letters upper-cased by `std-baseline`'s loop or
-//! (`--batched`) `batched`'s threads, with the binaries' edge (`cat`'s rules, `-z`, `--stats`,
-//! messages, exit statuses): `printf 'a b\nc\n' | cargo run --example upper -- --batched`.
+//! A line filter of one's own: each line's ASCII letters upper-cased, with everything the toolkit's
+//! binaries have (FILEs, `-z`, `--stats`, `--help`, `--generate man`, `--threads`, ...):
+//! `printf 'a b\nc\n' | cargo run --example upper`.
 
-use clap::Parser;
-use pipelines::cli::{self, CommonArgs, Request};
-use pipelines::process;
-use pipelines::strategy::{batched, std_baseline};
-use pipelines::transform::Transform;
+use linewright::{Filter, Transform};
 use std::process::ExitCode;
 
-/// Upper-case every line's ASCII letters.
-#[derive(Parser)]
-#[command(name = "upper")]
-struct Args {
-    /// Render chunks of lines on two worker threads (`batched`), not in one loop.
-    #[arg(long)]
-    batched: bool,
-    #[command(flatten)]
-    common: CommonArgs,
-}
-
+/// A line with its ASCII letters upper-cased.
 struct Upper;
 
 impl Transform for Upper {
@@ -34,26 +20,10 @@ impl Transform for Upper {
 }
 
 fn main() -> ExitCode {
-    let args = match cli::parse::<Args>() {
-        Request::Run(args) => args,
-        Request::Answer(answer) => return process::answer::<Args>(answer),
-    };
-    if args.batched {
-        let knobs = batched::Knobs {
-            threads: 2,
-            chunk_size: 64 << 10,
-            queue: 2,
-            clocks: args.common.stats,
-        };
-        process::filter("upper", &args.common, |input, output| {
-            batched::run(&knobs, Upper, input, output)
-        })
-    } else {
-        let knobs = std_baseline::Knobs {
-            buffer_size: 64 << 10,
-        };
-        process::filter("upper", &args.common, |input, output| {
-            std_baseline::run(&knobs, Upper, input, output)
-        })
-    }
+    Filter::new("upper", env!("CARGO_PKG_VERSION"))
+        .about("Upper-case every line's ASCII letters")
+        .description(
+            "Each line comes out with its ASCII letters upper-cased, other bytes unchanged.",
+        )
+        .run(Upper)
 }

@@ -1,20 +1,24 @@
-//! The arguments every binary shares, flattened into each binary's own `clap` parser, the
-//! parsers for counts and sizes with their bounds, and [`parse`], which every binary's `main`
-//! calls: what it is asked for, its arguments or its manual page or a shell's completions
-//! (`--generate`, [`generated`] from the same `clap` definitions as `--help` so that none can
-//! drift from the others). Nothing here writes or ends the process: that is
+//! The arguments every filter shares, flattened into each filter's command line; each
+//! strategy's knobs as options ([`StdBaseline`], [`Baseline`], [`Streamer`], [`Pipeline`],
+//! [`Batched`]), with the binaries' defaults and bounds; the parsers for counts and sizes; and
+//! [`parse`]: what a command line asks for, its arguments or its manual page or a shell's
+//! completions (`--generate`, [`generated`] from the same `clap` definitions as `--help` so that
+//! none can drift from the others). Nothing here writes or ends the process: that is
 //! [`process`](crate::process)'s, the edge.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use clap::builder::{RangedU64ValueParser, StringValueParser, TypedValueParser};
-use clap::{Parser, ValueEnum};
+use clap::{Command, FromArgMatches, ValueEnum};
 use clap_complete::Shell;
 use clap_mangen::Man;
 use clap_mangen::roff::{Roff, bold, roman};
 
-/// What every binary's `--help` says of the transform, after its options.
+use crate::strategy::{batched, pipeline, std_baseline};
+
+/// What every binary's `--help` says of the space count, after its options, and its manual page's
+/// DESCRIPTION.
 pub const TRANSFORM_HELP: &str = "Each line comes out as [spaces: N] and the line's bytes, \
 then a newline. N counts the byte 0x20 (the ASCII space) only: tabs, \\r and other white \
 space do not count. N is 0 to 6, and >6 for 7 or more. Every other byte passes through \
@@ -60,10 +64,14 @@ impl CommonArgs {
     /// where they cannot be told). Not a clap default, so that the manual page and completions
     /// are the same whatever machine made them.
     pub fn decoders(&self) -> usize {
-        self.decoders.unwrap_or_else(|| {
-            std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
-        })
+        self.decoders.unwrap_or_else(cores)
     }
+}
+
+/// The machine's cores, or one where they cannot be told: the default of `--decoders` and
+/// `--threads`.
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
 }
 
 /// What `--generate` prints: a manual page, or a shell's completion script.
@@ -119,10 +127,10 @@ pub enum Answer {
     Clap(clap::Error),
 }
 
-/// What the binary's command line asks for: its arguments as `A::parse()` gives them, or
+/// What the command line asks of the filter whose options `command` defines: its arguments, or
 /// something else to answer.
-pub fn parse<A: Parser>() -> Request<A> {
-    let matches = match A::command().try_get_matches() {
+pub fn parse<A: FromArgMatches>(command: &mut Command) -> Request<A> {
+    let matches = match command.try_get_matches_from_mut(std::env::args_os()) {
         Ok(matches) => matches,
         Err(told) => return Request::Answer(Answer::Clap(told)),
     };
@@ -135,7 +143,7 @@ pub fn parse<A: Parser>() -> Request<A> {
     }
 }
 
-/// `what` for `command` (a binary's `Args::command()`), whole, in memory: clap_complete panics on
+/// `what` for `command` (a filter's whole command line), whole, in memory: clap_complete panics on
 /// a failed write, so nothing is written until all of it is made.
 pub fn generated(what: Generate, mut command: clap::Command) -> Vec<u8> {
     let shell = match what {
@@ -156,7 +164,10 @@ pub fn generated(what: Generate, mut command: clap::Command) -> Vec<u8> {
 /// options in `--help`, is the page's DESCRIPTION), then EXIT STATUS; in ASCII, every other
 /// character as groff's `\[uXXXX]`, since groff reads UTF-8 only through a preprocessor.
 fn manual_page(command: clap::Command) -> Vec<u8> {
-    let command = command.long_about(TRANSFORM_HELP).after_help(None::<&str>);
+    let command = match command.get_after_help().cloned() {
+        Some(description) => command.long_about(description).after_help(None::<&str>),
+        None => command,
+    };
     let mut page = Vec::new();
     // Into memory: a Vec takes every write.
     let _ = Man::new(command).manual("pipelines").render(&mut page);
@@ -184,14 +195,156 @@ fn manual_page(command: clap::Command) -> Vec<u8> {
 /// than an allocation failure.
 pub const LARGEST_SIZE: u64 = 1 << 30;
 
-/// The buffer size of the binaries that read and write through one buffer each.
-#[derive(Debug, clap::Args)]
+/// `--buffer-size`: the knob of the strategies that read and write through one buffer each.
+#[derive(Debug, Clone, clap::Args)]
 pub struct BufferArgs {
     /// Bytes per read, and output bytes gathered before a write, at most 1G; a longer line grows
     /// the buffer. Takes suffixes as dd does: K, M, G (×1024), KB, MB, GB (×1000).
     #[arg(long = "buffer-size", value_name = "BYTES", default_value = "128K",
           value_parser = size_up_to(LARGEST_SIZE))]
     pub size: usize,
+}
+
+impl BufferArgs {
+    /// The knobs these options set.
+    pub fn knobs(&self) -> std_baseline::Knobs {
+        std_baseline::Knobs {
+            buffer_size: self.size,
+        }
+    }
+}
+
+/// [`std_baseline`] as a filter runs it: one thread, one loop, a line at a time, synchronous
+/// I/O; `--buffer-size`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct StdBaseline {
+    /// Its one knob.
+    #[command(flatten)]
+    pub buffer: BufferArgs,
+}
+
+/// [`baseline`](crate::strategy::baseline) as a filter runs it: the same loop as one tokio task;
+/// `--buffer-size`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct Baseline {
+    /// Its one knob.
+    #[command(flatten)]
+    pub buffer: BufferArgs,
+}
+
+/// [`streamer`](crate::strategy::streamer) as a filter runs it: a stream of lines forwarded into
+/// a sink; `--buffer-size`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct Streamer {
+    /// Its one knob.
+    #[command(flatten)]
+    pub buffer: BufferArgs,
+}
+
+/// The most lines per message, or messages per channel, of `pipeline`: past it they only hold
+/// memory, and tokio's channels refuse capacities near `usize::MAX` by panicking.
+const MOST_IN_PIPELINE: u64 = 1 << 20;
+
+/// [`pipeline`] as a filter runs it: reader, renderer and writer tasks joined by channels;
+/// `--batch` and `--queue`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Pipeline {
+    /// Lines per message between tasks, at most 1048576. 1 hands each line on alone, as the
+    /// original experiment did: the slowest setting, tens of MiB/s on short lines. For speed use
+    /// 1000: the sweep (harness/sweep.sh) found 100 to 2000 lines a message fastest, about 5
+    /// times --batch 1's rate on logs.
+    #[arg(long, value_name = "LINES", default_value_t = 1,
+          value_parser = positive_up_to(MOST_IN_PIPELINE))]
+    pub batch: usize,
+    /// Messages a channel holds before its sender waits, at most 1048576.
+    // 32 by measurement: at --batch 1, throughput rises to about 16 and is flat up to 4096 but
+    // noisy; at --batch 1000, smaller queues did slightly better. More only hold memory.
+    #[arg(long, value_name = "N", default_value_t = 32,
+          value_parser = positive_up_to(MOST_IN_PIPELINE))]
+    pub queue: usize,
+}
+
+impl Pipeline {
+    /// The knobs these options set; `clocks` for `--stats`.
+    pub fn knobs(&self, clocks: bool) -> pipeline::Knobs {
+        pipeline::Knobs {
+            batch: self.batch,
+            queue: self.queue,
+            clocks,
+        }
+    }
+}
+
+/// The most threads, or queued chunks, of `batched`: past it they only cost memory, and soon
+/// fail.
+const MOST_IN_BATCHED: u64 = 1024;
+
+/// [`batched`] as a filter runs it: chunks of lines rendered in parallel on OS threads;
+/// `--threads`, `--chunk-size` and `--queue`. What [`Filter::run`](crate::Filter::run) runs.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Batched {
+    /// Worker threads rendering chunks, at most 1024 [default: the available cores]
+    #[arg(long, value_name = "N", value_parser = positive_up_to(MOST_IN_BATCHED))]
+    pub threads: Option<usize>,
+    /// Bytes read into a chunk before it goes to a worker, at most 1G; a longer line grows its
+    /// chunk. Takes suffixes as dd does: K, M, G (×1024), KB, MB, GB (×1000).
+    #[arg(long, value_name = "BYTES", default_value = "256K",
+          value_parser = size_up_to(LARGEST_SIZE))]
+    pub chunk_size: usize,
+    /// Chunks read ahead beyond one per worker, at most 1024 [default: the number of threads]
+    #[arg(long, value_name = "N", value_parser = positive_up_to(MOST_IN_BATCHED))]
+    pub queue: Option<usize>,
+}
+
+impl Batched {
+    /// The knobs these options set, threads the machine's cores unless told; `clocks` for
+    /// `--stats`.
+    pub fn knobs(&self, clocks: bool) -> batched::Knobs {
+        let threads = self.threads.unwrap_or_else(cores);
+        batched::Knobs {
+            threads,
+            chunk_size: self.chunk_size,
+            queue: self.queue.unwrap_or(threads),
+            clocks,
+        }
+    }
+}
+
+/// The binaries' defaults: what a command line that gives none of these options sets, so that
+/// each default is said once, in its option.
+fn defaults<A: clap::Args>() -> A {
+    let matches = A::augment_args(Command::new("defaults")).try_get_matches_from(["defaults"]);
+    let defaults = matches.and_then(|matches| A::from_arg_matches(&matches));
+    defaults.expect("every option has a default or is optional")
+}
+
+impl Default for BufferArgs {
+    fn default() -> Self {
+        defaults()
+    }
+}
+
+impl Default for Pipeline {
+    fn default() -> Self {
+        defaults()
+    }
+}
+
+impl Default for Batched {
+    fn default() -> Self {
+        defaults()
+    }
+}
+
+/// A filter's command line: the options every filter shares, then its strategy's.
+#[derive(Debug, clap::Args)]
+pub struct FilterArgs<S: clap::Args> {
+    /// FILEs, `-z`, `--stats`, `--generate`.
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// The strategy's knobs.
+    #[command(flatten)]
+    pub strategy: S,
 }
 
 /// A parser for a count from 1 to `most`: 0, more, or a non-number is a usage error.
@@ -269,6 +422,26 @@ mod tests {
         ] {
             assert_eq!(parse_size(text), None, "{text:?}");
         }
+    }
+
+    #[test]
+    fn a_strategys_defaults_are_its_options_defaults() {
+        assert_eq!(BufferArgs::default().size, 128 << 10);
+        assert_eq!(StdBaseline::default().buffer.knobs().buffer_size, 128 << 10);
+        let pipeline = Pipeline::default().knobs(true);
+        assert_eq!(
+            (pipeline.batch, pipeline.queue, pipeline.clocks),
+            (1, 32, true)
+        );
+        let batched = Batched::default();
+        assert_eq!((batched.threads, batched.chunk_size), (None, 256 << 10));
+        let knobs = batched.knobs(false);
+        assert_eq!((knobs.threads, knobs.queue), (cores(), cores()));
+        let three = Batched {
+            threads: Some(3),
+            ..Batched::default()
+        };
+        assert_eq!(three.knobs(false).queue, 3);
     }
 
     #[derive(Debug, clap::Parser)]

@@ -98,7 +98,7 @@ impl<T> Context<T> for io::Result<T> {
 
 /// Where a driver puts the failures that do not stop the run (a source that cannot be opened or
 /// read is skipped, and the rest read on): kept, to be looked at, or handed at once to whoever runs
-/// the strategy, which tells them (in the binaries, [`process`](crate::process)).
+/// the strategy, which tells them (in the binaries, `process`).
 pub enum Failures {
     /// Kept here, in order.
     Kept(Vec<Error>),

@@ -1,49 +1,11 @@
-//! # pipelines
+//! # linewright
 //!
-//! Line transformers that read stdin (or FILEs), prefix every line with `[spaces: N]` (the
-//! number of ASCII spaces in it, `>6` from seven up) and write it to stdout, byte for byte
-//! otherwise; and the harness that measures which strategy moves lines fastest. The contract is
-//! docs/CONTRACT.md: output format, CLI, errors, live input, memory bounds, hostile environments.
+//! A line filter of one's own, from stdin or FILEs to stdout, with everything a Unix filter
+//! should have: write what is done to a line (a [`Transform`]), and one call ([`Filter`]) makes
+//! it a program.
 //!
-//! Five binaries in `src/bin/` differ only in how lines travel from framing to rendering; each
-//! strategy is library code here, generic over the transform it renders lines with and over where
-//! its bytes come from and go to, and everything else lives here once:
-//!
-//! ```text
-//! input ──► frame ──► [ strategy: loop | task | stream | channels | threads ] ──► transform ──► output
-//! ```
-//!
-//! | module | holds |
-//! | --- | --- |
-//! | [`transform`] | what is done to each line: the [`Transform`](transform::Transform) trait every strategy is generic over, and the space count |
-//! | [`kernel`] | spaces in a line, capped at 7; headers; a line or a chunk rendered (SIMD chosen at run time) |
-//! | [`frame`] | complete lines, chunks cut at line ends, or shared batches, out of reusable buffers |
-//! | [`strategy`] | the five strategies, one file each, knobs as plain structs |
-//! | [`io`] | sources with `cat`'s rules, gathering and when to write, descriptors, sync I/O |
-//! | [`async_io`] | the same for tokio, split by role: runtime, file, input, output |
-//! | [`parallel`] | OS-thread machinery: recycled buffers, input order restored, thread faults as errors |
-//! | `thread_room` | room for threads checked before they start, so that `ulimit -v` is an error, not an abort |
-//! | [`process`] | what every binary does around its strategy: stdio, `--stats`; the edge that tells failures and decides the exit status |
-//! | [`error`] | errors: what failed and the OS text, the output named only by the edge; failures that do not stop a run, handed on |
-//! | [`quote`] | file names quoted so every message stays one line |
-//! | [`cli`] | the arguments every binary shares, sizes with suffixes, bounds on knobs |
-//! | [`stats`] | `--stats`: counters and per-stage busy/waiting clocks |
-//!
-//! ## A transform of one's own
-//!
-//! The binaries run [`SpaceCount`](transform::SpaceCount). Any other [`Transform`] runs through
-//! the same strategies: write how much a line's rendering adds at most and how a line is
-//! rendered (a chunk's rendering, a line at a time, comes with them; write it too where a chunk
-//! has a faster way), and hand it to a strategy's `run` in the space count's place. Generic, so
-//! each strategy is compiled for it and a line's rendering is inlined where lines are framed.
-//! A transform that spends real work on a line (a microsecond, say) should say roughly how much
-//! ([`cost_a_line`](transform::Transform::cost_a_line)): `batched` then shares out between its
-//! workers the lines its reading thread would otherwise render alone.
-//!
-//! ```
-//! use pipelines::io::Memory;
-//! use pipelines::strategy::std_baseline;
-//! use pipelines::transform::Transform;
+//! ```no_run
+//! use linewright::{Filter, Transform};
 //!
 //! /// A line with its ASCII letters upper-cased.
 //! struct Upper;
@@ -59,33 +21,122 @@
 //!     }
 //! }
 //!
-//! let knobs = std_baseline::Knobs { buffer_size: 4096 };
+//! fn main() -> std::process::ExitCode {
+//!     Filter::new("upper", env!("CARGO_PKG_VERSION"))
+//!         .about("Upper-case every line's ASCII letters")
+//!         .run(Upper)
+//! }
+//! ```
+//!
+//! The program it makes reads FILEs as `cat` does (`-` is stdin; one that cannot be read is told
+//! and skipped), decodes gzip, zstd, xz, bzip2 and lz4 with `-z` (`--decoders` at once), prints
+//! a summary with `--stats`, answers `--help` and `--version` with its own name and texts,
+//! prints its manual page and shell completions with `--generate`, stops quietly when its reader
+//! goes away (`| head -1`), tells each failure in one line and exits 0, 1 or 2 (a usage error).
+//! Lines are rendered in parallel on the machine's cores ([`Batched`], its knobs `--threads`,
+//! `--chunk-size` and `--queue`); [`Filter::run_with`] picks another [`Strategy`].
+//!
+//! A transform writes how much a line's rendering adds at most and how a line is rendered; a
+//! chunk's rendering, a line at a time, comes with them (write it too where a chunk has a faster
+//! way). One that spends real work on a line (a microsecond, say) says roughly how much
+//! ([`cost_a_line`](Transform::cost_a_line)), so that `batched` shares its lines out between
+//! its workers instead of rendering them on its reading thread. `examples/upper.rs` and
+//! `examples/digest.rs` (a hash stretched over thousands of rounds a line) are whole filters.
+//!
+//! ## The toolkit inside
+//!
+//! The crate also builds the five binaries of the `pipelines` experiment (`std-baseline`,
+//! `baseline`, `streamer`, `pipeline`, `batched`), which run [`SpaceCount`]: every line prefixed
+//! with `[spaces: N]`. They differ only in how lines travel from framing to rendering, each a
+//! [`strategy`] generic over its transform, so a filter of one's own runs the very code they run:
+//!
+//! ```text
+//! input ──► frame ──► [ strategy: loop | task | stream | channels | threads ] ──► transform ──► output
+//! ```
+//!
+//! A strategy can be driven directly, from any [`Input`] (or [`AsyncInput`]) to any writer, as
+//! tests and benches do in memory:
+//!
+//! ```
+//! use linewright::strategy::std_baseline;
+//! use linewright::{Memory, SpaceCount, StdBaseline};
+//!
+//! let knobs = StdBaseline::default().buffer.knobs(); // the binaries' defaults
 //! let mut out = Vec::new();
-//! std_baseline::run(&knobs, Upper, Memory::new(&b"a b\nc"[..]), &mut out)?;
-//! assert_eq!(out, b"A B\nC\n");
-//! # Ok::<(), pipelines::error::Error>(())
+//! std_baseline::run(&knobs, SpaceCount, Memory::new(&b"a b\nc"[..]), &mut out)?;
+//! assert_eq!(out, b"[spaces: 1]a b\n[spaces: 0]c\n");
+//! # Ok::<(), linewright::Error>(())
 //! ```
-//!
-//! `examples/upper.rs` runs it from stdin (or FILEs) to stdout as the binaries do, with their
-//! edge ([`process::filter`]: `cat`'s rules, `-z`, `--stats`, messages and exit statuses), through
-//! `std-baseline` or, with `--batched`, `batched`:
-//!
-//! ```sh
-//! printf 'a b\nc\n' | cargo run --example upper -- --batched
-//! ```
-//!
-//! [`Transform`]: transform::Transform
 
-pub mod async_io;
-pub mod cli;
-pub mod error;
-pub mod frame;
-pub mod io;
-pub mod kernel;
-pub mod parallel;
-pub mod process;
-pub mod quote;
-pub mod stats;
 pub mod strategy;
-mod thread_room;
 pub mod transform;
+
+// The inner parts, each named in its own first lines; the few types a user meets are re-exported
+// below, the rest reach this crate's own binaries, tests, benches and tools/ through `internal`.
+// kernel: spaces in a line, headers, a chunk rendered (SIMD chosen at run time). frame: lines and
+// chunks out of reusable buffers. io, async_io: sources with cat's rules, gathering and when to
+// write, descriptors; sync and tokio. parallel: OS-thread machinery. thread_room: room for threads
+// checked before they start. process: the edge (stdio, --stats, messages, exit status) and
+// `Filter`. error: errors and failures handed on. quote: file names quoted in messages. cli: the
+// options every filter shares, each strategy's knobs as options. stats: --stats.
+mod async_io;
+mod cli;
+mod error;
+mod frame;
+mod io;
+mod kernel;
+mod parallel;
+mod process;
+mod quote;
+mod stats;
+mod thread_room;
+
+pub use async_io::AsyncInput;
+pub use cli::{Baseline, Batched, BufferArgs, Pipeline, StdBaseline, Streamer};
+pub use error::Error;
+pub use io::{Input, Memory, Piece, RangedInput};
+pub use process::{Filter, Strategy};
+pub use stats::Stats;
+pub use transform::{SpaceCount, Transform};
+
+/// The toolkit's inner parts, public only for its own binaries, tests, benches and `tools/`: not
+/// the crate's API, and no promise that they stay as they are.
+#[doc(hidden)]
+pub mod internal {
+    /// See the crate's own module.
+    pub mod async_io {
+        pub use crate::async_io::*;
+    }
+    /// See the crate's own module.
+    pub mod cli {
+        pub use crate::cli::*;
+    }
+    /// See the crate's own module.
+    pub mod error {
+        pub use crate::error::*;
+    }
+    /// See the crate's own module.
+    pub mod frame {
+        pub use crate::frame::*;
+    }
+    /// See the crate's own module.
+    pub mod io {
+        pub use crate::io::*;
+    }
+    /// See the crate's own module.
+    pub mod kernel {
+        pub use crate::kernel::*;
+    }
+    /// See the crate's own module.
+    pub mod process {
+        pub use crate::process::*;
+    }
+    /// See the crate's own module.
+    pub mod quote {
+        pub use crate::quote::*;
+    }
+    /// See the crate's own module.
+    pub mod stats {
+        pub use crate::stats::*;
+    }
+}

@@ -92,7 +92,7 @@ pub(crate) fn render_line_in_memory<T: Transform + ?Sized>(
 }
 
 /// The toolkit's transform: `[spaces: N]` before every line, N its ASCII spaces, `>6` from seven
-/// up (docs/CONTRACT.md §2), rendered by the [`kernel`].
+/// up (docs/CONTRACT.md §2), rendered by the kernel (SIMD chosen at run time).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct SpaceCount;
 

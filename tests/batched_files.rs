@@ -13,13 +13,13 @@ use std::sync::Arc;
 use std::thread;
 
 use common::{DEADLINE, finish, line_soup, reference, run_command, wait_until, within};
-use pipelines::error::Error;
-use pipelines::frame::Chunk;
-use pipelines::io::ranges::Range;
-use pipelines::io::sources::Sources;
-use pipelines::io::{FileInput, Input, Piece, RangedInput};
-use pipelines::strategy::batched::{Knobs, run};
-use pipelines::transform::SpaceCount;
+use linewright::Error;
+use linewright::internal::frame::Chunk;
+use linewright::internal::io::ranges::Range;
+use linewright::internal::io::sources::Sources;
+use linewright::internal::io::{FileInput, Input, Piece, RangedInput};
+use linewright::strategy::batched::{Knobs, run};
+use linewright::transform::SpaceCount;
 use proptest::prelude::*;
 
 fn knobs(threads: usize, chunk_size: usize) -> Knobs {

@@ -25,7 +25,7 @@ use common::{
     DEADLINE, VARIANTS, Variant, asleep_in, assert_quiet_success, feed, finish, process_asleep_in,
     reference, spawn_piped, this_thread, wait_for, wait_until,
 };
-use pipelines::quote::quote;
+use linewright::internal::quote::quote;
 use rustix::fs::{OFlags, fcntl_getfl, fcntl_setfl};
 use rustix::io::ioctl_fionread;
 use rustix::pipe::{PipeFlags, fcntl_getpipe_size, pipe_with};

@@ -19,7 +19,7 @@ use std::mem::MaybeUninit;
 use std::ptr::{NonNull, null_mut};
 
 use common::reference;
-use pipelines::kernel::{Implementation, Rendered, render_chunk};
+use linewright::internal::kernel::{Implementation, Rendered, render_chunk};
 use proptest::prelude::*;
 use rustix::mm::{MapFlags, MprotectFlags, ProtFlags, mmap_anonymous, mprotect, munmap};
 

@@ -7,8 +7,8 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use bytes::{Buf, Bytes};
-use pipelines::error::Error;
-use pipelines::transform::{SpaceCount, Transform};
+use linewright::Error;
+use linewright::transform::{SpaceCount, Transform};
 use rustix::time::{ClockId, clock_gettime};
 
 /// Runs `steps` dependent multiply-adds (a linear congruential step), each through `black_box`:

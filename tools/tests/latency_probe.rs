@@ -30,7 +30,7 @@ fn std_baseline() -> &'static Path {
                 "build",
                 "--quiet",
                 "-p",
-                "pipelines",
+                "linewright",
                 "--bin",
                 "std-baseline",
             ])

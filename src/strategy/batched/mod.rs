@@ -9,7 +9,7 @@
 //! worker with the next, so that the calling thread wakes once for many ranges. Only
 //! `threads + queue` slots exist and their buffers are reused, so memory is bounded by the settings
 //! and the longest line, the steady state allocates nothing, and a slow output holds reading back.
-//! Slots are numbered as handed out; [`Reorder`](crate::parallel::Reorder) puts them back in that
+//! Slots are numbered as handed out; `parallel::Reorder` puts them back in that
 //! order, under a lock that is held only to queue and to take renderings: the writing itself is
 //! done outside it, by one thread at a time, which writes the others' renderings too as their
 //! turns come. So the calling thread reads while the output is written, and no thread is woken

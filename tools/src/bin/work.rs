@@ -5,19 +5,12 @@
 //! strategies are generic, so this links the very code each binary runs, compiled for `Work`.
 
 use std::process::ExitCode;
-use std::thread;
 
-use clap::{Parser, ValueEnum};
-use pipelines::async_io::runtime::Flavor;
-use pipelines::cli::{self, CommonArgs, Request};
-use pipelines::process;
-use pipelines::strategy::{baseline, batched, pipeline, std_baseline, streamer};
+use clap::{CommandFactory, Parser, ValueEnum};
+use linewright::internal::cli::{self, CommonArgs, Request};
+use linewright::internal::process;
+use linewright::{Baseline, Batched, Pipeline, StdBaseline, Strategy as _, Streamer};
 use pipelines_tools::work::{Work, calibrate};
-
-/// The binaries' defaults: `--buffer-size`, `batched --chunk-size`, `pipeline --queue`.
-const BUFFER_SIZE: usize = 128 << 10;
-const CHUNK_SIZE: usize = 256 << 10;
-const PIPELINE_QUEUE: usize = 32;
 
 #[derive(Clone, Copy, ValueEnum)]
 enum Strategy {
@@ -55,9 +48,10 @@ struct Args {
 }
 
 fn main() -> ExitCode {
-    let args = match cli::parse::<Args>() {
+    let mut command = Args::command();
+    let args = match cli::parse::<Args>(&mut command) {
         Request::Run(args) => args,
-        Request::Answer(answer) => return process::answer::<Args>(answer),
+        Request::Answer(answer) => return process::answer(answer, command),
     };
     let steps_per_us = args.steps_per_us.unwrap_or_else(calibrate);
     let Some(strategy) = args.strategy.filter(|_| !args.calibrate) else {
@@ -66,47 +60,20 @@ fn main() -> ExitCode {
     };
     let work = Work::new(args.ns, steps_per_us);
     let common = &args.common;
-    let buffer = std_baseline::Knobs {
-        buffer_size: BUFFER_SIZE,
-    };
+    // Each strategy as its binary runs it (knobs, runtime), at its defaults but for the above.
     match strategy {
-        Strategy::StdBaseline => process::filter("work", common, |input, output| {
-            std_baseline::run(&buffer, work, input, output)
-        }),
-        // The current-thread runtime, as their binaries run them.
-        Strategy::Baseline => {
-            process::filter_async("work", common, Flavor::CurrentThread, |i, o| {
-                baseline::run(&buffer, work, i, o)
-            })
+        Strategy::StdBaseline => StdBaseline::default().filter("work", common, work),
+        Strategy::Baseline => Baseline::default().filter("work", common, work),
+        Strategy::Streamer => Streamer::default().filter("work", common, work),
+        Strategy::Pipeline => Pipeline {
+            batch: args.batch,
+            ..Pipeline::default()
         }
-        Strategy::Streamer => {
-            process::filter_async("work", common, Flavor::CurrentThread, |i, o| {
-                streamer::run(&buffer, work, i, o)
-            })
+        .filter("work", common, work),
+        Strategy::Batched => Batched {
+            threads: args.threads,
+            ..Batched::default()
         }
-        Strategy::Pipeline => {
-            let knobs = pipeline::Knobs {
-                batch: args.batch,
-                queue: PIPELINE_QUEUE,
-                clocks: common.stats,
-            };
-            process::filter_async("work", common, Flavor::MultiThread, |i, o| {
-                pipeline::run(&knobs, work, i, o)
-            })
-        }
-        Strategy::Batched => {
-            let threads = args
-                .threads
-                .unwrap_or_else(|| thread::available_parallelism().map_or(1, usize::from));
-            let knobs = batched::Knobs {
-                threads,
-                chunk_size: CHUNK_SIZE,
-                queue: threads,
-                clocks: common.stats,
-            };
-            process::filter("work", common, |input, output| {
-                batched::run(&knobs, work, input, output)
-            })
-        }
+        .filter("work", common, work),
     }
 }

@@ -1,0 +1,247 @@
+//! The examples, filters of one's own made with `Filter`, checked through their built binaries as
+//! the contract suite checks the five: FILEs and stdin in `cat`'s order, a `.gz` with `-z`, a
+//! missing FILE told and skipped, `| head -1`, `--help`, `--version` and `--generate man` with
+//! their own name and texts (docs/CONTRACT.md §4, §5). Each output is checked byte for byte against
+//! a plain reference written here.
+
+mod common;
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::thread;
+use std::time::Duration;
+
+use common::{Finished, finish, read_exactly, run_command, spawn_piped};
+use flate2::Compression;
+use flate2::write::GzEncoder;
+
+/// The example `name`'s binary, with `args`: built by cargo (an example has no
+/// `CARGO_BIN_EXE_`, and `cargo test --test examples` alone would not build it) in the target
+/// directory and profile this test was built in, once a test run, as tools/tests/latency_probe.rs
+/// builds `std-baseline`.
+fn example(name: &str, args: &[&str]) -> Command {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    let examples = BUILT.get_or_init(|| {
+        let profile_dir = Path::new(env!("CARGO_BIN_EXE_std-baseline"))
+            .parent()
+            .expect("a binary lies in a profile dir");
+        let target_dir = profile_dir
+            .parent()
+            .expect("a profile dir lies in the target dir");
+        let profile = match profile_dir.file_name().and_then(|name| name.to_str()) {
+            Some("debug") => "dev",
+            Some(name) => name,
+            None => panic!("no profile in {}", profile_dir.display()),
+        };
+        let status = Command::new(env!("CARGO"))
+            .args(["build", "--quiet", "--package", "linewright", "--examples"])
+            .args(["--profile", profile])
+            .env("CARGO_TARGET_DIR", target_dir)
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "building the examples failed");
+        profile_dir.join("examples")
+    });
+    let mut command = Command::new(examples.join(name));
+    command.args(args);
+    command
+}
+
+/// `upper`'s settings: its default (`batched` on every core), and the smallest chunks on one and
+/// on several threads, so that lines cross chunk ends.
+const UPPER_SETTINGS: [&[&str]; 3] = [
+    &[],
+    &["--threads", "1", "--chunk-size", "1"],
+    &["--threads", "3", "--chunk-size", "7"],
+];
+
+/// The reference for `upper`: each line of `input` with its ASCII letters upper-cased, ending in
+/// `\n`.
+fn upper_cased(input: &[u8]) -> Vec<u8> {
+    let mut output: Vec<u8> = common::lines_of(input)
+        .flat_map(|line| [line, b"\n"].concat())
+        .collect();
+    output.make_ascii_uppercase();
+    output
+}
+
+/// A file in this test's scratch folder.
+fn scratch_file(name: &str, contents: &[u8]) -> PathBuf {
+    let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    fs::write(&path, contents).expect("writing a scratch file");
+    path
+}
+
+fn assert_quiet_success(what: &str, finished: &Finished) {
+    assert!(
+        finished.status.success() && finished.stderr.is_empty(),
+        "{what}: {:?}, stderr {:?}",
+        finished.status,
+        finished.stderr
+    );
+}
+
+/// docs/CONTRACT.md §4.1: FILEs and `-` (stdin) in order, as one stream.
+#[test]
+fn upper_reads_files_and_stdin_in_order() {
+    let (first, stdin, second) = (
+        &b"one two\nthr\xc3\xa9e"[..],
+        &b" from stdin\n\n"[..],
+        &b"Four Five\r\nsix"[..],
+    );
+    let expected = upper_cased(&[first, stdin, second].concat());
+    let first = scratch_file("upper-first.txt", first);
+    let second = scratch_file("upper-second.txt", second);
+    for settings in UPPER_SETTINGS {
+        let mut command = example("upper", settings);
+        command.arg(&first).arg("-").arg(&second);
+        let finished = run_command(command, stdin);
+        assert_quiet_success(&format!("upper {settings:?}"), &finished);
+        assert_eq!(finished.stdout, expected, "upper {settings:?}");
+    }
+}
+
+/// docs/CONTRACT.md §12: `-z` decodes a gzip FILE; a plain one beside it is read as it is.
+#[test]
+fn upper_decodes_a_gz_with_z() {
+    let text = b"compressed line\nand another".repeat(1000);
+    let mut encoder = GzEncoder::new(Vec::new(), Compression::default());
+    encoder.write_all(&text).expect("compressing in memory");
+    let gz = scratch_file("upper.txt.gz", &encoder.finish().expect("compressing"));
+    let plain = scratch_file("upper-plain.txt", b"\nplain\n");
+    let expected = upper_cased(&[&text[..], b"\nplain\n"].concat());
+    for settings in UPPER_SETTINGS {
+        let mut command = example("upper", settings);
+        command.arg("-z").arg(&gz).arg(&plain);
+        let finished = run_command(command, b"");
+        assert_quiet_success(&format!("upper -z {settings:?}"), &finished);
+        assert_eq!(finished.stdout, expected, "upper -z {settings:?}");
+    }
+}
+
+/// docs/CONTRACT.md §4.1 and §5.2: a missing FILE is told in one line naming the filter, the
+/// others still read, exit 1.
+#[test]
+fn upper_tells_a_missing_file_and_reads_the_others() {
+    let before = scratch_file("upper-before.txt", b"before it\n");
+    let after = scratch_file("upper-after.txt", b"after it\n");
+    let missing = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("upper-no-such-file.txt");
+    let mut command = example("upper", &[]);
+    command.arg(&before).arg(&missing).arg(&after);
+    let finished = run_command(command, b"");
+    assert_eq!(finished.status.code(), Some(1), "{finished:?}");
+    assert_eq!(finished.stdout, b"BEFORE IT\nAFTER IT\n");
+    let told: Vec<&str> = finished.stderr.lines().collect();
+    assert_eq!(told.len(), 1, "{:?}", finished.stderr);
+    assert!(
+        told[0].starts_with("upper: ")
+            && told[0].contains("upper-no-such-file.txt")
+            && told[0].ends_with("No such file or directory (os error 2)"),
+        "{:?}",
+        finished.stderr
+    );
+}
+
+/// docs/CONTRACT.md §5.1: `yes | upper | head -1`: the reader goes away; the filter stops
+/// promptly and quietly, exit 0.
+#[test]
+fn upper_stops_quietly_when_its_reader_goes() {
+    let mut child = spawn_piped(example("upper", &[]));
+    let mut stdin = child.stdin.take().expect("stdin");
+    thread::spawn(move || {
+        let block = b"y y\n".repeat(16 << 10);
+        while stdin.write_all(&block).is_ok() {}
+    });
+    let (line, stdout) = read_exactly(child.stdout.take().expect("stdout"), 4);
+    assert_eq!(line, b"Y Y\n");
+    drop(stdout);
+    let finished = finish(child, Duration::from_secs(10));
+    assert_quiet_success("upper | head -1", &finished);
+}
+
+/// What `upper ARGS` printed on stdout, having exited 0 with nothing on stderr.
+fn printed_by_upper(args: &[&str]) -> String {
+    let finished = run_command(example("upper", args), b"");
+    assert_quiet_success(&format!("upper {args:?}"), &finished);
+    String::from_utf8(finished.stdout).expect("UTF-8")
+}
+
+/// docs/CONTRACT.md §4.5: `--help`, `--version` and the manual page are the filter's own: its
+/// name, its texts, its version, the options it inherits, the exit statuses.
+#[test]
+fn upper_answers_help_version_and_man_as_its_own() {
+    let help = printed_by_upper(&["--help"]);
+    assert!(
+        help.starts_with(
+            "Upper-case every line's ASCII letters\n\nUsage: upper [OPTIONS] [FILES]..."
+        ),
+        "{help}"
+    );
+    for option in [
+        "--decompress",
+        "--decoders",
+        "--stats",
+        "--generate",
+        "--threads",
+    ] {
+        assert!(help.contains(option), "--help lacks {option}:\n{help}");
+    }
+    assert!(help.ends_with("other bytes unchanged.\n"), "{help}");
+    assert_eq!(
+        printed_by_upper(&["--version"]),
+        format!("upper {}\n", env!("CARGO_PKG_VERSION"))
+    );
+    let page = printed_by_upper(&["--generate", "man"]);
+    assert!(page.contains(".TH upper 1"), "{page}");
+    for words in [
+        "upper \\- Upper\\-case every line\\*(Aqs ASCII letters",
+        "Each line comes out with its ASCII letters upper\\-cased",
+        "\\-\\-threads",
+        "EXIT STATUS",
+    ] {
+        assert!(page.contains(words), "the page lacks {words:?}:\n{page}");
+    }
+}
+
+/// The reference for `digest`: each line after its stretched hash (FNV-1a, then 4096 rounds of
+/// a multiply and an xor-shift) in 16 hex digits and a space.
+fn digested(input: &[u8]) -> Vec<u8> {
+    let mut output = Vec::new();
+    for line in common::lines_of(input) {
+        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+        for &byte in line {
+            hash = (hash ^ u64::from(byte)).wrapping_mul(0x100_0000_01b3);
+        }
+        for _ in 0..4096 {
+            hash = (hash ^ (hash >> 29)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        }
+        output.extend(format!("{hash:016x} ").bytes());
+        output.extend_from_slice(line);
+        output.push(b'\n');
+    }
+    output
+}
+
+/// `digest`, whose lines cost microseconds, on a regular FILE (cut into ranges by that cost)
+/// and on stdin, at its defaults and on several threads.
+#[test]
+fn digest_puts_each_lines_stretched_hash_before_it() {
+    let text: Vec<u8> = (0..3000)
+        .flat_map(|n| format!("line {n}{}\n", " x".repeat(n % 7)).into_bytes())
+        .collect();
+    let expected = digested(&text);
+    let file = scratch_file("digest.txt", &text);
+    for settings in [&[][..], &["--threads", "3"]] {
+        let mut command = example("digest", settings);
+        command.arg(&file);
+        let finished = run_command(command, b"");
+        assert_quiet_success(&format!("digest FILE {settings:?}"), &finished);
+        assert!(finished.stdout == expected, "digest FILE {settings:?}");
+        let finished = run_command(example("digest", settings), &text);
+        assert_quiet_success(&format!("digest {settings:?}"), &finished);
+        assert!(finished.stdout == expected, "digest {settings:?}");
+    }
+}
