@@ -43,7 +43,7 @@ use crate::io::fd;
 
 mod format;
 mod frames;
-mod gzip;
+pub mod gzip;
 mod handoff;
 pub(crate) mod slices;
 mod streams;

@@ -9,9 +9,9 @@
 //! begin another is a failure of decompressing.
 
 #[cfg(not(isal))]
-pub(crate) use flate2_members::GzipMembers;
+pub use flate2_members::GzipMembers;
 #[cfg(isal)]
-pub(crate) use isal_members::GzipMembers;
+pub use isal_members::GzipMembers;
 
 #[cfg(isal)]
 mod isal_members {
@@ -31,7 +31,7 @@ mod isal_members {
     /// ISA-L's Rust reader (`isal-rs`) is not used: it waits for input to fill the whole buffer
     /// asked for before it returns (a live stream's decoded lines would wait too), and loops
     /// for ever at an input that ends inside a member.
-    pub(crate) struct GzipMembers<R> {
+    pub struct GzipMembers<R> {
         input: R,
         /// ISA-L's state, 66 KB of it its window and buffers: boxed, made once.
         state: Box<inflate_state>,
@@ -47,12 +47,12 @@ mod isal_members {
 
     impl<R: BufRead> GzipMembers<R> {
         /// Decodes every member to the input's end.
-        pub(crate) fn all(input: R) -> Self {
+        pub fn all(input: R) -> Self {
             Self::new(input, false)
         }
 
         /// Decodes the member the input begins with, and leaves the input at its end.
-        pub(crate) fn one(input: R) -> Self {
+        pub fn one(input: R) -> Self {
             Self::new(input, true)
         }
 
@@ -74,7 +74,7 @@ mod isal_members {
         }
 
         /// The input, to tell its failures from the decoder's.
-        pub(crate) fn get_mut(&mut self) -> &mut R {
+        pub fn get_mut(&mut self) -> &mut R {
             &mut self.input
         }
 
@@ -173,24 +173,26 @@ mod flate2_members {
     use flate2::bufread::{GzDecoder, MultiGzDecoder};
 
     /// gzip members decoded by flate2 (zlib-rs), one (`GzDecoder`) or all (`MultiGzDecoder`).
-    pub(crate) enum GzipMembers<R> {
+    pub enum GzipMembers<R> {
+        /// One member.
         One(GzDecoder<R>),
+        /// Every member.
         All(MultiGzDecoder<R>),
     }
 
     impl<R: BufRead> GzipMembers<R> {
         /// Decodes every member to the input's end.
-        pub(crate) fn all(input: R) -> Self {
+        pub fn all(input: R) -> Self {
             GzipMembers::All(MultiGzDecoder::new(input))
         }
 
         /// Decodes the member the input begins with, and leaves the input at its end.
-        pub(crate) fn one(input: R) -> Self {
+        pub fn one(input: R) -> Self {
             GzipMembers::One(GzDecoder::new(input))
         }
 
         /// The input, to tell its failures from the decoder's.
-        pub(crate) fn get_mut(&mut self) -> &mut R {
+        pub fn get_mut(&mut self) -> &mut R {
             match self {
                 GzipMembers::One(decoder) => decoder.get_mut(),
                 GzipMembers::All(decoder) => decoder.get_mut(),

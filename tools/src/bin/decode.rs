@@ -1,5 +1,5 @@
-//! `decode`: a gzip or zstd file decoded to stdout with the same crates, buffers and loop as the
-//! binaries' `-z`, and nothing else: the in-process decoder's own time, the floor `X -z F` is
+//! `decode`: a gzip or zstd file decoded to stdout with the same decoders (ISA-L's inflate where
+//! the binaries have it, else zlib-rs; libzstd), buffers and loop as the binaries' `-z`, and nothing else: the in-process decoder's own time, the floor `X -z F` is
 //! measured against (harness/throughput.sh).
 
 use std::fs::File;
@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use flate2::bufread::MultiGzDecoder;
+use linewright::internal::io::decode::gzip::GzipMembers;
 
 /// Compressed bytes read, and decoded bytes written, at a time: as `-z` does.
 const PIECE: usize = 256 * 1024;
@@ -36,7 +36,7 @@ fn decode(path: &PathBuf) -> io::Result<()> {
     let mut file = BufReader::with_capacity(PIECE, File::open(path)?);
     let gzip = io::BufRead::fill_buf(&mut file)?.starts_with(&[0x1f, 0x8b]);
     let mut decoder: Box<dyn Read> = match gzip {
-        true => Box::new(MultiGzDecoder::new(file)),
+        true => Box::new(GzipMembers::all(file)),
         false => Box::new(zstd::stream::read::Decoder::with_buffer(file)?),
     };
     let mut stdout = io::stdout().lock();
