@@ -281,8 +281,8 @@ text_file() {
         kara) recipe="\`yes\` of the Karamazov line" ;;
         logs)
             # gen-logs's first lines for a seed are the same whatever --lines is, so the text is
-            # made straight from it: the big log's first lines, without making the 1.3 GB big log
-            # and its unpacked copy first (a minute of a fresh clone's main job).
+            # made straight from it: the big log's first lines, without making the 1.3 GB big log,
+            # gzipping it and unpacking it first.
             recipe="the first lines of \`gen-logs --seed $LOG_SEED\` (those of stable_big.log)"
             ;;
         man)
