@@ -1,9 +1,11 @@
 # shellcheck shell=bash
 # throughput.sh's compressed section (issue 23), sourced by it: what the headline pipe
 # `zcat F.gz | X` costs, against `X -z`, which decodes in process on a thread of its own. On the
-# first quarter of the logs and of the man page sources (COMPRESSED_BYTES, 64 MiB at full size:
-# the decoders' and the pipe's costs scale with the bytes, and the whole texts made this section
-# three quarters of the main job), each compressed with `gzip -6` and with `zstd -3`, every
+# first lines of the logs and of the man page sources, as many bytes as each format's decoder
+# takes a few hundred milliseconds on (COMPRESSED_SHARE: the decoders' and the pipe's costs scale
+# with the bytes, and the whole texts made this section three quarters of the main job): a quarter
+# of the texts (COMPRESSED_BYTES, 64 MiB at full size) compressed with `gzip -6` and with
+# `zstd -3`, every
 # variant but `pipeline --batch 1` (the slowest per line, a line a message: its cost per line is
 # the main tables' and sweep.sh's, and every binary is still here, pipeline at --batch 1000):
 #   `zcat F.gz | X`, `pigz -dc F.gz | X`, `X -z F.gz`; `zstd -dc F.zst | X`, `X -z F.zst`;
@@ -23,14 +25,22 @@
 # Needs gzip, pigz, zstd (pzstd), xz, bzip2, lz4, GNU parallel and /usr/bin/time:
 # sudo apt-get install gzip pigz zstd xz-utils bzip2 lz4 parallel time
 
+COMPRESSED_BYTES=$((TEXT_BYTES / 4))
+# Each format's text, the first COMPRESSED_BYTES / SHARE of the logs or the man pages: sized by
+# its decoder's speed, so that every row takes a few hundred milliseconds and the slow decoders
+# do not take the section's time (on the project's 2 cores, a quiet Xeon: zcat decodes 64 MiB of
+# logs in about 0.3 s and zstd, lz4 faster; bzip2 -dc decodes about 40 MB/s, where 64 MiB took
+# 3.6-5.4 s a run; xz's decoding is quick but `xz -6` compresses at about 3 MB/s, which made the
+# xz files most of the section's time).
+declare -A COMPRESSED_SHARE=([gzip]=1 [zstd]=1 [pzstd]=1 [lz4]=1 [xz]=4 [xz-T2]=4 [bzip2]=8)
 # Each format: its file's extension, and the command that makes it.
-# xz-T2: `xz -T2`'s blocks, which `-z` decodes on every core (CONTRACT §12.4).
+# xz-T2: `xz -T2`'s blocks, which `-z` decodes on every core (CONTRACT §12.4). `xz -6 -T2` cuts
+# 24 MiB blocks, more than its text holds: four blocks a file, as a bigger file has.
 declare -A COMPRESSED_EXTENSION=([gzip]=gz [zstd]=zst [pzstd]=pzst [xz]=xz [xz-T2]=T2.xz [bzip2]=bz2
     [lz4]=lz4)
 declare -A COMPRESSOR=([gzip]="gzip -6 -n -c" [zstd]="zstd -3 -q -c" [pzstd]="pzstd -3 -p 2 -q -c"
-    [xz]="xz -6 -T1 -c" [xz-T2]="xz -6 -T2 -c" [bzip2]="bzip2 -9 -c" [lz4]="lz4 -q -c")
-
-COMPRESSED_BYTES=$((TEXT_BYTES / 4))
+    [xz]="xz -6 -T1 -c" [xz-T2]="xz -6 -T2 --block-size=$((COMPRESSED_BYTES / COMPRESSED_SHARE[xz-T2] / 4)) -c"
+    [bzip2]="bzip2 -9 -c" [lz4]="lz4 -q -c")
 
 # mib BYTES: BYTES in MiB, or in KiB below a MiB (tiny runs).
 mib() { if (($1 >> 20)); then echo "$(($1 >> 20)) MiB"; else echo "$(($1 >> 10)) KiB"; fi; }
@@ -47,9 +57,9 @@ compressed_section() {
     require parallel "sudo apt-get install parallel"
     require /usr/bin/time "sudo apt-get install time"
     for text in logs man; do
-        file=$(text_file "$text" "$COMPRESSED_BYTES")
-        gz=$file.gz zst=$file.zst
         for format in gzip zstd pzstd xz xz-T2 bzip2 lz4; do
+            file=$(text_file "$text" $((COMPRESSED_BYTES / COMPRESSED_SHARE[$format])))
+            gz=$file.gz zst=$file.zst
             compressed=$file.${COMPRESSED_EXTENSION[$format]}
             [[ -f $compressed ]] || ${COMPRESSOR[$format]} "$file" > "$compressed"
             labels=() commands=()
@@ -107,7 +117,8 @@ compressed_section() {
                 echo
                 echo "## $(basename "$file"), $format: the decoders alone, \`DECODER F | X\` and \`X -z F\`"
                 echo
-                echo "F is $(basename "$file"), the first $(mib "$COMPRESSED_BYTES") of the $text text (a quarter of the tables above)," \
+                echo "F is $(basename "$file"), the first $(mib "$(stat -c %s "$file")") of the $text text" \
+                    "(1/$((4 * COMPRESSED_SHARE[$format])) of the texts above, sized by its decoder's speed)," \
                     "compressed with \`${COMPRESSOR[$format]}\`" \
                     "($(stat -c %s "$compressed") bytes); MiB/s counts decoded bytes." \
                     "\`pipeline --batch 1\` is left out here: the tables above have its per-line cost."
@@ -115,16 +126,17 @@ compressed_section() {
                 "$REPORT" table --bytes "$(stat -c %s "$file")" --reference "${labels[0]}" "$json"
             } >> "$table"
         done
-        compressed_rotated "$file" >> "$table"
+        compressed_rotated "$(text_file "$text" "$COMPRESSED_BYTES")" "$RUN_DIR/compressed-$text-gzip.json" \
+            >> "$table"
     done
     compressed_memory >> "$table"
 }
 
-# compressed_rotated FILE: `batched -z` on FILE cut into eight rotated gzip files, against FILE as
-# one gzip member (made by compressed_section) and `parallel … pigz -dc … | batched`, as a
-# markdown section.
+# compressed_rotated FILE GZIP-JSON: `batched -z` on FILE cut into eight rotated gzip files, against
+# FILE as one gzip member (made by compressed_section, `batched -z F.gz` timed in its table,
+# GZIP-JSON) and `parallel … pigz -dc … | batched`, as a markdown section.
 compressed_rotated() {
-    local file=$1 parts cores cmd json labels commands part
+    local file=$1 one_member=$2 parts cores cmd json labels commands part
     parts=$file.rotated
     if [[ ! -f $parts/part.07.gz ]]; then
         rm -rf "$parts" && mkdir -p "$parts"
@@ -133,12 +145,11 @@ compressed_rotated() {
     fi
     cores=$(nproc)
     cmd=$(command_of batched)
-    labels=("batched -z F.gz (one member)" "batched -z F.0{0..7}.gz"
-        "batched -z --decoders 1 F.0{0..7}.gz" "parallel -k -j$cores pigz -dc ::: F.0*.gz | batched")
-    commands=("$cmd -z $(q "$file.gz")" "$cmd -z $(q "$parts")/part.0?.gz"
-        "$cmd -z --decoders 1 $(q "$parts")/part.0?.gz"
+    labels=("batched -z F.0{0..7}.gz" "batched -z --decoders 1 F.0{0..7}.gz"
+        "parallel -k -j$cores pigz -dc ::: F.0*.gz | batched")
+    commands=("$cmd -z $(q "$parts")/part.0?.gz" "$cmd -z --decoders 1 $(q "$parts")/part.0?.gz"
         "parallel -k -j$cores pigz -dc ::: $(q "$parts")/part.0?.gz | $cmd")
-    same_output "$(basename "$file") (8 rotated gzip files)" "${commands[@]}"
+    same_output "$(basename "$file") (8 rotated gzip files)" "$cmd -z $(q "$file.gz")" "${commands[@]}"
     local timed=() i
     for i in "${!labels[@]}"; do timed+=("${labels[$i]}" "${commands[$i]}"); done
     json=$(time_commands "compressed-$(basename "$file")-rotated" "${timed[@]}")
@@ -148,9 +159,10 @@ compressed_rotated() {
     echo "F.0{0..7}.gz are $(basename "$file") cut by \`split -n l/8\` at line ends, as logrotate cuts" \
         "a log, each compressed with \`${COMPRESSOR[gzip]}\`; F.gz is the same text as one member." \
         "\`batched -z\` decodes the next FILEs ahead on up to $cores threads (the cores), \`--decoders 1\`" \
-        "one at a time (CONTRACT §12.5)."
+        "one at a time (CONTRACT §12.5). The first row is the gzip table's, not timed again."
     echo
-    "$REPORT" table --bytes "$(stat -c %s "$file")" --reference "${labels[0]}" "$json"
+    "$REPORT" table --bytes "$(stat -c %s "$file")" --reference "batched -z F.gz" --reference-from "$one_member" \
+        "$json"
 }
 
 # compressed_memory: the peak RSS of `batched -z` on one gzip file of short lines (16 bytes each),

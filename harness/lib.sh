@@ -13,6 +13,9 @@
 #             that no size replaces another's data.
 #   RUNS      where the run's folder goes, over SCRATCH's choice
 #   REPEAT    timed runs per command (default 5 at full size, 3 small, 1 tiny)
+#   MIN_REPEAT the fewest timed runs a command gets with hyperfine (default REPEAT): below REPEAT,
+#             a command whose first run takes over a second gets fewer, as many as fill 3 s
+#             (hyperfine's own rule), for runs that long spread little
 #   BINS      space-separated binaries to measure (default: every one in harness/variants)
 #   BIN_DIR   binaries already built (e.g. carried to another machine): nothing is built, and
 #             COMMIT names the commit they were built from (default target/measure, built here
@@ -157,9 +160,14 @@ require() {
 # q WORD: WORD quoted for a shell command line (the commands hyperfine runs are strings).
 q() { printf '%q' "$1"; }
 
-# Builds the binaries and the harness's tools with the measuring profile (release plus symbols),
-# unless BIN_DIR names binaries built elsewhere; then sets BIN_DIR and makes the run's folder.
+# build [BIN...]: builds the binaries BIN (default: every binary and tool of the workspace) with
+# the measuring profile (release plus symbols), unless BIN_DIR names binaries built elsewhere; then
+# sets BIN_DIR and makes the run's folder. Each binary is linked with link-time optimisation, one
+# code unit, on one core: a script that names what it runs builds no more.
 build() {
+    local bins=() bin
+    for bin; do bins+=(--bin "$bin"); done
+    ((${#bins[@]})) || bins=(--bins)
     mkdir -p "$WORK"
     if [[ -n $BIN_DIR ]]; then
         [[ -x $BIN_DIR/gen-logs ]] || die "BIN_DIR=$BIN_DIR holds no gen-logs"
@@ -169,7 +177,7 @@ build() {
         # cargo shows its progress in a terminal only; the ticker's lines cover its long silent
         # link-time optimisation in a log.
         start_ticker "$WORK/build.ticks" 0 "building" "cargo build --profile measure"
-        (cd "$ROOT" && cargo build --profile measure --workspace --bins)
+        (cd "$ROOT" && cargo build --profile measure --workspace "${bins[@]}")
         stop_ticker
         BIN_DIR=$ROOT/target/measure
     fi
@@ -264,7 +272,7 @@ log_plain() {
 }
 
 # text_file kara|logs|man [BYTES]: the first whole lines, up to BYTES (default TEXT_BYTES), of
-# the endless Karamazov line, the big log repeated, or this machine's man pages repeated; a file
+# the endless Karamazov line, the generated log, or this machine's man pages repeated; a file
 # under WORK, made once. Whole lines, since the perl one-liner, unlike the binaries, adds no newline
 # to a cut last line. How it was made goes into the run's data.md.
 text_file() {
@@ -272,8 +280,10 @@ text_file() {
     case $name in
         kara) recipe="\`yes\` of the Karamazov line" ;;
         logs)
-            source=$(log_plain big)
-            recipe="$(basename "$source") ($BIG_LINES lines, seed $LOG_SEED) repeated"
+            # gen-logs's first lines for a seed are the same whatever --lines is, so the text is
+            # made straight from it: the big log's first lines, without making the 1.3 GB big log,
+            # gzipping it and unpacking it first.
+            recipe="the first lines of \`gen-logs --seed $LOG_SEED\` (those of stable_big.log)"
             ;;
         man)
             source=$(man_pages)
@@ -286,7 +296,12 @@ text_file() {
         say "making $(basename "$file")"
         {
             # The feed ends by SIGPIPE when awk has enough, which is its normal end.
-            if [[ $name == kara ]]; then yes "$KARAMAZOV"; else while cat "$source"; do :; done; fi || true
+            case $name in
+                kara) yes "$KARAMAZOV" ;;
+                # A line is at least a byte, so BYTES lines are enough.
+                logs) "$BIN_DIR/gen-logs" --lines "$bytes" --seed "$LOG_SEED" ;;
+                man) while cat "$source"; do :; done ;;
+            esac || true
         } | LC_ALL=C awk -v max="$bytes" '{ n += length($0) + 1; if (n > max) exit; print }' |
             flow "$(basename "$file")" "$bytes" > "$file.tmp"
         mv "$file.tmp" "$file"
@@ -364,12 +379,12 @@ cachegrind_row() {
 # same_output WHAT CMD...: runs each shell command once, its output through cksum, and stops the
 # script when any differs from the first's. Also the warm-up that reads the input into the cache.
 same_output() {
-    local what=$1 first="" cmd sum ticks=$WORK/same-output.ticks
+    local what=$1 first="" cmd sum ticks=$WORK/same-output.ticks checked=0
     shift
     start_ticker "$ticks" 1 "$what: checking" "$@"
     for cmd; do
         say "$what: checking $cmd"
-        echo >> "$ticks"
+        echo $((checked++)) >> "$ticks"
         sum=$(bash -c "$cmd" | cksum) || die "$what: failed: $cmd"
         first=${first:-$sum}
         [[ $sum == "$first" ]] ||
@@ -392,24 +407,29 @@ flow() {
 }
 
 # time_commands NAME LABEL CMD [LABEL CMD]...: times each shell command CMD with hyperfine (WARMUP,
-# then REPEAT runs, one command after another), naming it LABEL, and keeps hyperfine's JSON as
-# RUN_DIR/NAME.json: every run's wall time and each command's mean user and system time (of all
-# its processes). Prints the JSON's path. hyperfine itself is silent (its warnings go to the run's
-# hyperfine.log; the tables mark runs too short to time closely): ticker shows the progress.
+# then MIN_REPEAT to REPEAT runs, one command after another), naming it LABEL, and keeps
+# hyperfine's JSON as RUN_DIR/NAME.json: every run's wall time and each command's mean user and
+# system time (of all its processes). Prints the JSON's path. hyperfine itself is silent (its
+# warnings go to the run's hyperfine.log; the tables mark runs too short to time closely): ticker
+# shows the progress.
 time_commands() {
-    local name=$1 json=$RUN_DIR/$1.json args=() labels=() ticks=$WORK/$1.ticks
+    local name=$1 json=$RUN_DIR/$1.json args=() labels=() prepares=() ticks=$WORK/$1.ticks
+    local fewest=${MIN_REPEAT:-$REPEAT}
     shift
     require hyperfine "sudo apt-get install hyperfine"
     while (($#)); do
+        # A --prepare a command, run before each of its runs, warm-ups included: a line in $ticks
+        # is a run started, and says whose.
+        prepares+=(--prepare "echo ${#labels[@]} >> $(q "$ticks")")
         args+=(--command-name "$1" "$2")
         labels+=("$1")
         shift 2
     done
-    say "timing $name: ${#labels[@]} commands, $WARMUP warm-up and $REPEAT runs each"
+    ((fewest <= REPEAT)) || fewest=$REPEAT
+    say "timing $name: ${#labels[@]} commands, $WARMUP warm-up and $fewest to $REPEAT runs each"
     start_ticker "$ticks" $((WARMUP + REPEAT)) "$name" "${labels[@]}"
-    # --prepare runs before every run, warm-ups included: a line in $ticks counts one started.
-    hyperfine --style none --shell bash --warmup "$WARMUP" --runs "$REPEAT" \
-        --prepare "echo >> $(q "$ticks")" --export-json "$json" "${args[@]}" \
+    hyperfine --style none --shell bash --warmup "$WARMUP" --min-runs "$fewest" --max-runs "$REPEAT" \
+        "${prepares[@]}" --export-json "$json" "${args[@]}" \
         >> "$RUN_DIR/hyperfine.log" 2>&1 ||
         die "hyperfine failed on $name: $(tail -n 3 "$RUN_DIR/hyperfine.log")"
     stop_ticker
@@ -431,10 +451,11 @@ stop_ticker() {
 }
 
 # ticker TICKS RUNS-EACH WHAT LABEL...: until killed, which run of which command has started (a
-# line in TICKS per run, RUNS-EACH runs a LABEL in order; RUNS-EACH 0: one LABEL, its time only):
-# in a terminal a line redrawn every second, otherwise (a log) a line every 10 seconds.
+# line in TICKS per run, the LABEL's index or empty, at most RUNS-EACH runs a LABEL; RUNS-EACH 0:
+# one LABEL, its time only): in a terminal a line redrawn every second, otherwise (a log) a line
+# every 10 seconds.
 ticker() {
-    local ticks=$1 each=$2 what=$3 seconds said=0 started label line
+    local ticks=$1 each=$2 what=$3 seconds said=0 started index label line
     shift 3
     local total=$((each * $#))
     # Seconds by the clock, not by sleeps, which a loaded machine stretches.
@@ -446,8 +467,11 @@ ticker() {
         else
             started=$(wc -l < "$ticks")
             ((started > 0)) || continue
-            label=${*:$(((started - 1) / each + 1)):1}
-            line="$what: run $started of $total ($label), $seconds s"
+            # A tick without an index: RUNS-EACH runs a LABEL, in order.
+            index=$(tail -n 1 "$ticks")
+            [[ -n $index ]] || index=$(((started - 1) / each))
+            label=${*:$((index + 1)):1}
+            line="$what: run $started of at most $total ($label), $seconds s"
         fi
         if [[ -t 2 ]]; then
             printf '\r\033[K%s: %s' "$(basename "$0")" "$line" >&2

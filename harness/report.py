@@ -2,7 +2,7 @@
 """Tables and plot data made from the harness's raw data (hyperfine's JSON, batched's --stats,
 cachegrind's totals). Python's standard library only. Markdown goes to stdout.
 
-    report.py table --bytes B [--reference NAME] [--plot DAT] RUN.json
+    report.py table --bytes B [--reference NAME [--reference-from OTHER.json]] [--plot DAT] RUN.json
     report.py pv [--reference NAME | --original] [--plot DAT] PV.tsv  (pv's rates, median of the rounds)
     report.py targets [--peak KIB MIB] --rounds TEXT ROUND.json... [--rounds TEXT ROUND.json...]
     report.py latency --rates RATES PROBE.tsv PLOT-DAT
@@ -65,6 +65,9 @@ def too_short(walls):
 
 def table(args):
     runs = results(args.json)
+    if args.reference_from:
+        # The reference, timed for another table of the run, is shown first rather than timed again.
+        runs = [r for r in results(args.reference_from) if r["command"] == args.reference] + runs
     reference = next((r for r in runs if r["command"] == args.reference), None)
     print(header(["command", "median s", "min-max s", "MiB/s in", f"time / {args.reference}",
                   "user s", "system s", "CPU s/GiB"], 1))
@@ -623,6 +626,7 @@ def main():
     p = commands.add_parser("table")
     p.add_argument("--bytes", type=int, required=True)
     p.add_argument("--reference", default="cat")
+    p.add_argument("--reference-from", help="the run's JSON that timed the reference, shown first")
     p.add_argument("--plot", help="also write the bars' data for harness/plots/bars.gnuplot")
     p.add_argument("json")
     p = commands.add_parser("pv")
