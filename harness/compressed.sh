@@ -8,9 +8,10 @@
 # `zstd -3`, every
 # variant but `pipeline --batch 1` (the slowest per line, a line a message: its cost per line is
 # the main tables' and sweep.sh's, and every binary is still here, pipeline at --batch 1000):
-#   `zcat F.gz | X`, `pigz -dc F.gz | X`, `X -z F.gz`; `zstd -dc F.zst | X`, `X -z F.zst`;
-#   each decoder alone to /dev/null as the reference: zcat, pigz, zstd, and tools' `decode`, the
-#   crates the binaries decode with, in the same pieces, alone: the floor of `X -z`;
+#   `zcat F.gz | X`, `pigz -dc F.gz | X`, `igzip -dc F.gz | X` (ISA-L's, the fastest inflate),
+#   `X -z F.gz`; `zstd -dc F.zst | X`, `X -z F.zst`;
+#   each decoder alone to /dev/null as the reference: zcat, pigz, igzip, zstd, and tools' `decode`,
+#   the decoders the binaries decode with, in the same pieces, alone: the floor of `X -z`;
 # the other formats for `batched` alone, beside each tool's own decoder (`pzstd`'s files, a
 # skippable frame before each frame; `xz -T1`; `xz -T2`, whose blocks `-z` decodes on every core,
 # beside `xz -dc -T1` and `-T2`; `bzip2 -9`; `lz4`): `TOOL -dc F`,
@@ -19,11 +20,15 @@
 # part `gzip -6`), for `batched` alone: `batched -z F.0*.gz` (the next FILEs decoded ahead, CONTRACT
 # §12.5) and with `--decoders 1`, beside the same bytes as one member, `batched -z F.gz`, and
 # `parallel -k -jCORES pigz -dc ::: F.0*.gz | batched`, the tools' way to decode on every core;
+# a thousand small gzip FILEs (the man text's first COMPRESSED_BYTES / 8 cut in 1,000 at line
+# ends, each `gzip -6`, as a directory of rotated or per-request logs is): `batched -z` and
+# `std-baseline -z` on them, beside `zcat` and `igzip -dc` on them, and `batched` on the same
+# FILEs uncompressed (CONTRACT §12.5's small FILEs, decoded on the reading thread);
 # and the peak RSS of `batched -z` on a gzip file of short lines (1 GB decoded at full size).
 # Every output is checked identical first. Appends its tables to the file named by $1.
 #
-# Needs gzip, pigz, zstd (pzstd), xz, bzip2, lz4, GNU parallel and /usr/bin/time:
-# sudo apt-get install gzip pigz zstd xz-utils bzip2 lz4 parallel time
+# Needs gzip, pigz, igzip, zstd (pzstd), xz, bzip2, lz4, GNU parallel and /usr/bin/time:
+# sudo apt-get install gzip pigz isal zstd xz-utils bzip2 lz4 parallel time
 
 COMPRESSED_BYTES=$((TEXT_BYTES / 4))
 # Each format's text, the first COMPRESSED_BYTES / SHARE of the logs or the man pages: sized by
@@ -49,6 +54,7 @@ mib() { if (($1 >> 20)); then echo "$(($1 >> 20)) MiB"; else echo "$(($1 >> 10))
 compressed_section() {
     local table=$1 text file gz zst compressed labels=() commands=() variant cmd i json
     require pigz "sudo apt-get install pigz"
+    require igzip "sudo apt-get install isal"
     require zstd "sudo apt-get install zstd"
     require pzstd "sudo apt-get install zstd"
     require xz "sudo apt-get install xz-utils"
@@ -65,8 +71,10 @@ compressed_section() {
             labels=() commands=()
             case $format in
                 gzip)
-                    labels+=("decode (flate2, zlib-rs) alone" "zcat alone" "pigz -dc alone")
-                    commands+=("$(q "$BIN_DIR/decode") $(q "$gz")" "zcat $(q "$gz")" "pigz -dc $(q "$gz")")
+                    labels+=("decode (the binaries' gzip reader) alone" "zcat alone" "pigz -dc alone"
+                        "igzip -dc alone")
+                    commands+=("$(q "$BIN_DIR/decode") $(q "$gz")" "zcat $(q "$gz")" "pigz -dc $(q "$gz")"
+                        "igzip -dc $(q "$gz")")
                     ;;
                 zstd)
                     labels+=("decode (zstd crate) alone" "zstd -dc alone")
@@ -87,8 +95,10 @@ compressed_section() {
                 cmd=$(command_of "$variant")
                 case $format in
                     gzip)
-                        labels+=("zcat F.gz | $variant" "pigz -dc F.gz | $variant" "$variant -z F.gz")
-                        commands+=("zcat $(q "$gz") | $cmd" "pigz -dc $(q "$gz") | $cmd" "$cmd -z $(q "$gz")")
+                        labels+=("zcat F.gz | $variant" "pigz -dc F.gz | $variant" "igzip -dc F.gz | $variant"
+                            "$variant -z F.gz")
+                        commands+=("zcat $(q "$gz") | $cmd" "pigz -dc $(q "$gz") | $cmd"
+                            "igzip -dc $(q "$gz") | $cmd" "$cmd -z $(q "$gz")")
                         ;;
                     zstd)
                         labels+=("zstd -dc F.zst | $variant" "$variant -z F.zst")
@@ -129,7 +139,38 @@ compressed_section() {
         compressed_rotated "$(text_file "$text" "$COMPRESSED_BYTES")" "$RUN_DIR/compressed-$text-gzip.json" \
             >> "$table"
     done
+    compressed_small "$(text_file man $((COMPRESSED_BYTES / 8)))" >> "$table"
     compressed_memory >> "$table"
+}
+
+# compressed_small FILE: FILE cut into a thousand small gzip FILEs, `batched -z` and
+# `std-baseline -z` on them beside `zcat` and `igzip -dc`, as a markdown section.
+compressed_small() {
+    local file=$1 parts labels commands timed=() i json
+    parts=$file.small
+    if [[ ! -f $parts/done ]]; then
+        rm -rf "$parts" && mkdir -p "$parts"
+        split -a 3 -d -n l/1000 "$file" "$parts/part."
+        for part in "$parts"/part.*; do cp "$part" "$part.txt" && ${COMPRESSOR[gzip]} "$part" > "$part.gz" && rm "$part"; done
+        touch "$parts/done"
+    fi
+    labels=("zcat F.*.gz" "igzip -dc F.*.gz" "batched -z F.*.gz" "std-baseline -z F.*.gz"
+        "batched F.* (the same FILEs, not compressed)")
+    commands=("zcat $(q "$parts")/part.*.gz" "igzip -dc $(q "$parts")/part.*.gz"
+        "$(command_of batched) -z $(q "$parts")/part.*.gz" "$(command_of std-baseline) -z $(q "$parts")/part.*.gz"
+        "$(command_of batched) $(q "$parts")/part.*.txt")
+    same_output "$(basename "$file") (1,000 gzip files)" "${commands[@]:2}" "zcat $(q "$parts")/part.*.gz | $(command_of batched)"
+    for i in "${!labels[@]}"; do timed+=("${labels[$i]}" "${commands[$i]}"); done
+    json=$(time_commands "compressed-$(basename "$file")-small" "${timed[@]}")
+    echo
+    echo "## $(basename "$file") as a thousand small gzip FILEs: \`batched -z F.*.gz\`"
+    echo
+    echo "F.000.gz to F.999.gz are $(basename "$file") ($(mib "$(stat -c %s "$file")")) cut by \`split -n l/1000\`" \
+        "at line ends, each compressed with \`${COMPRESSOR[gzip]}\` (about $(($(stat -c %s "$file") / 1000)) bytes" \
+        "decoded each): what a FILE costs beyond its bytes. \`-z\` decodes a FILE this small on the reading" \
+        "thread (CONTRACT §12.5)."
+    echo
+    "$REPORT" table --bytes "$(stat -c %s "$file")" --reference "zcat F.*.gz" "$json"
 }
 
 # compressed_rotated FILE GZIP-JSON: `batched -z` on FILE cut into eight rotated gzip files, against
