@@ -53,7 +53,7 @@ mod whole;
 pub use format::{Format, sniff_file};
 use frames::Parts;
 pub use handoff::DecodedFile;
-use handoff::{Buffers, BuffersOut, Filling, Kept, Out, PipeOut, ToReader, spare};
+use handoff::{Buffers, BuffersOut, Decoded, Filling, Kept, Out, PipeOut, ToReader, spare};
 use streams::{Undecoded, incomplete_frame, run};
 
 /// How decoding a source failed.
@@ -155,7 +155,7 @@ pub fn decode_file(
     let buffers = DecodedFile {
         full,
         empty: to_decoder,
-        buffer: Vec::new(),
+        buffer: Decoded::default(),
         at: 0,
     };
     Ok((buffers, decoding))
@@ -194,15 +194,16 @@ fn decode_here(
         most: KEPT_HERE,
         overflowed: false,
     });
-    let copy = source.try_clone()?;
-    let ended = caught(|| match Parts::of(format) {
-        Some(parts) => frames::decode_alone(copy, parts, &mut out),
-        None => run(Undecoded::new(copy), Some(format), ONE, &mut out),
-    });
+    // Read in one piece; by one decoder, which decodes BGZF members and zstd frames alike.
+    let copy = Undecoded::reading(
+        source.try_clone()?,
+        metadata.len().saturating_sub(start) as usize + 1,
+    );
+    let ended = caught(|| run(copy, Some(format), ONE, &mut out));
     out.flush();
     let kept = std::mem::take(&mut out.buffers.buffers);
     if out.buffers.overflowed {
-        kept.into_iter().for_each(spare);
+        kept.into_iter().for_each(|decoded| spare(decoded.bytes));
         at.seek(io::SeekFrom::Start(start))?;
         return Ok(None);
     }
@@ -217,7 +218,7 @@ fn decode_here(
     let decoded = DecodedFile {
         full,
         empty: to_nobody,
-        buffer: Vec::new(),
+        buffer: Decoded::default(),
         at: 0,
     };
     Ok(Some((decoded, Decoding { ended: told })))

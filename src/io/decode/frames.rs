@@ -41,6 +41,7 @@ use crossbeam_channel::{Receiver, Sender, bounded};
 use zstd::stream::raw::{Decoder, InBuffer, Operation, OutBuffer};
 
 use super::gzip::GzipMembers;
+use super::handoff::Decoded;
 use super::walk::{BGZIP_HEADER, FEXTRA, Part, Walk};
 use super::whole::WholeMember;
 use super::{
@@ -200,7 +201,7 @@ fn leave_offset(mut source: &File, at: u64) -> Result<(), Failure> {
 /// What a decoder sends of its part, in order.
 enum Piece {
     /// Decoded bytes.
-    Decoded(Vec<u8>),
+    Decoded(Decoded),
     /// The part's fault, after the bytes decoded before it.
     Failed(Failure),
     /// The part ended at this offset, not where the walk found: the rest is the one decoder's.
@@ -301,7 +302,7 @@ impl Buffers for ToPart {
         Some(self.empty.try_recv().unwrap_or_default())
     }
 
-    fn full(&mut self, piece: Vec<u8>) -> bool {
+    fn full(&mut self, piece: Decoded) -> bool {
         self.pieces.send(Piece::Decoded(piece)).is_ok()
     }
 }
@@ -926,7 +927,7 @@ mod tests {
         out.flush();
         drop(out);
         let decoded = taken.iter().flat_map(|piece| match piece {
-            Piece::Decoded(piece) => piece,
+            Piece::Decoded(piece) => piece.held().to_vec(),
             _ => unreachable!("a run's end is returned"),
         });
         let ended = match ended {

@@ -16,11 +16,23 @@ use crate::io::fd;
 pub(super) struct Undecoded {
     pub(super) file: File,
     pub(super) failed: Option<io::Error>,
+    /// The most read at a time: [`BUFFER`], or less for a small file, whose read buffer is then
+    /// as small (a buffer is zeroed before its first read).
+    most: usize,
 }
 
 impl Undecoded {
     pub(super) fn new(file: File) -> Self {
-        Undecoded { file, failed: None }
+        Undecoded::reading(file, BUFFER)
+    }
+
+    /// `file`, read at most `most` bytes (at least one, at most a [`BUFFER`]) at a time.
+    pub(super) fn reading(file: File, most: usize) -> Self {
+        Undecoded {
+            file,
+            failed: None,
+            most: most.clamp(1, BUFFER),
+        }
     }
 }
 
@@ -53,8 +65,9 @@ pub(super) fn run(
         Some(format) => (format, Vec::new()),
         None => sniff_stream(&mut source)?,
     };
+    let most = source.most;
     let input = Cursor::new(start).chain(source);
-    let buffered = |input| BufReader::with_capacity(BUFFER, input);
+    let buffered = |input| BufReader::with_capacity(most, input);
     let decompressing = |error: io::Error| Failure::Decompressing(error);
     match format {
         Format::Gzip => {
