@@ -19,14 +19,19 @@ mod isal_members {
 
     use isal_sys::igzip_lib::{
         ISAL_DECOMP_OK, ISAL_GZIP, inflate_state, isal_block_state_ISAL_BLOCK_FINISH,
-        isal_block_state_ISAL_BLOCK_INPUT_DONE, isal_inflate, isal_inflate_init,
-        isal_inflate_reset,
+        isal_block_state_ISAL_BLOCK_INPUT_DONE, isal_gzip_header, isal_gzip_header_init,
+        isal_inflate, isal_inflate_init, isal_inflate_reset, isal_read_gzip_header,
     };
 
-    /// gzip members decoded by ISA-L's stateful inflate, which parses each member's header
-    /// (every flag, its header CRC too) and checks its CRC-32 and length; what it does not do is
-    /// done here: going on to the next member, and telling an input that ends inside a member,
-    /// which it waits on for more, from the member's end.
+    /// gzip members decoded by ISA-L's stateful inflate, which checks each member's CRC-32 and
+    /// length; what it does not do is done here: going on to the next member, and telling an
+    /// input that ends inside a member, which it waits on for more, from the member's end.
+    ///
+    /// Each member's header is read first with ISA-L's `isal_read_gzip_header` (every flag, the
+    /// header's CRC checked), into a header kept across calls: `isal_inflate` reads it with a
+    /// header of its own made anew at each call, so a header that arrives in pieces (a live
+    /// stream) lost its flags between them, and a name, comment or extra field was read as
+    /// deflate data.
     ///
     /// ISA-L's Rust reader (`isal-rs`) is not used: it waits for input to fill the whole buffer
     /// asked for before it returns (a live stream's decoded lines would wait too), and loops
@@ -35,6 +40,8 @@ mod isal_members {
         input: R,
         /// ISA-L's state, 66 KB of it its window and buffers: boxed, made once.
         state: Box<inflate_state>,
+        /// The member's header as far as it has been read: its flags and lengths.
+        header: isal_gzip_header,
         /// Stop after the first member.
         one: bool,
         /// A fault found by a call that also decoded bytes, told at the next read.
@@ -68,6 +75,7 @@ mod isal_members {
             GzipMembers {
                 input,
                 state,
+                header: new_header(),
                 one,
                 fault: None,
             }
@@ -91,6 +99,18 @@ mod isal_members {
                 true => io::Error::new(io::ErrorKind::UnexpectedEof, "incomplete deflate stream"),
                 false => io::Error::from(io::ErrorKind::UnexpectedEof),
             }
+        }
+    }
+
+    /// A header to read a member's into, with no room for its name, comment or extra field,
+    /// which are passed over.
+    fn new_header() -> isal_gzip_header {
+        let mut header = std::mem::MaybeUninit::<isal_gzip_header>::uninit();
+        // SAFETY: `isal_gzip_header_init` sets every field (its buffers to none), as ISA-L makes
+        // a header.
+        unsafe {
+            isal_gzip_header_init(header.as_mut_ptr());
+            header.assume_init()
         }
     }
 
@@ -123,6 +143,7 @@ mod isal_members {
                     }
                     // SAFETY: the state is one `isal_inflate_init` made.
                     unsafe { isal_inflate_reset(&mut *self.state) };
+                    self.header = new_header();
                 }
                 let input = self.input.fill_buf()?;
                 let ended = input.is_empty();
@@ -133,10 +154,21 @@ mod isal_members {
                 state.avail_in = avail_in;
                 state.next_out = buf.as_mut_ptr();
                 state.avail_out = avail_out;
+                let reading_header = state.wrapper_flag == 0;
                 // SAFETY: next_in and avail_in describe the input's buffer, which ISA-L only
                 // reads; next_out and avail_out describe `buf`, which it writes at most
-                // avail_out bytes of; both outlive the call, and nothing else touches them.
-                let code = unsafe { isal_inflate(state) };
+                // avail_out bytes of; both outlive the call, and nothing else touches them. The
+                // header's buffers are none, so nothing of the header is written.
+                let code = unsafe {
+                    match reading_header {
+                        // 1, ISAL_END_INPUT: more of the header is to come.
+                        true => match isal_read_gzip_header(state, &mut self.header) {
+                            1 => ISAL_DECOMP_OK as i32,
+                            code => code,
+                        },
+                        false => isal_inflate(state),
+                    }
+                };
                 let read = (avail_in - state.avail_in) as usize;
                 let decoded = (avail_out - state.avail_out) as usize;
                 (state.next_in, state.next_out) = (std::ptr::null_mut(), std::ptr::null_mut());
@@ -157,7 +189,7 @@ mod isal_members {
                 if ended {
                     return Err(self.cut_short());
                 }
-                if read == 0 {
+                if read == 0 && !reading_header {
                     // ISA-L took none of the input and made nothing of it: it can go no further.
                     return Err(fault(0));
                 }
@@ -205,6 +237,188 @@ mod flate2_members {
             match self {
                 GzipMembers::One(decoder) => decoder.read(buf),
                 GzipMembers::All(decoder) => decoder.read(buf),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{BufReader, Read};
+
+    use flate2::Compression;
+    use flate2::write::GzEncoder;
+
+    use super::GzipMembers;
+    use crate::io::testing::gzip;
+
+    /// What zlib (flate2's `MultiGzDecoder`, the reference) makes of `bytes`: its bytes, and
+    /// whether it found them whole.
+    fn reference(bytes: &[u8]) -> (Vec<u8>, bool) {
+        let mut out = Vec::new();
+        let whole = flate2::read::MultiGzDecoder::new(bytes)
+            .read_to_end(&mut out)
+            .is_ok();
+        (out, whole)
+    }
+
+    /// What `GzipMembers::all` makes of `bytes`, read through a buffer of `capacity` bytes into
+    /// reads of `most`: its bytes, and how it ended.
+    fn decoded(bytes: &[u8], capacity: usize, most: usize) -> (Vec<u8>, std::io::Result<()>) {
+        let mut members = GzipMembers::all(BufReader::with_capacity(capacity, bytes));
+        let (mut out, mut buf) = (Vec::new(), vec![0; most]);
+        loop {
+            match members.read(&mut buf) {
+                Ok(0) => return (out, Ok(())),
+                Ok(n) => out.extend_from_slice(&buf[..n]),
+                Err(error) => return (out, Err(error)),
+            }
+        }
+    }
+
+    /// Lines of text, `lines` of them.
+    fn text(lines: usize) -> Vec<u8> {
+        (0..lines)
+            .flat_map(|n| format!("line {n} of the text\n").into_bytes())
+            .collect()
+    }
+
+    /// Every member decoded, whatever the read buffer and the reads' sizes (a byte at a time
+    /// too, so that a member's header, blocks and trailer each arrive in pieces), empty members
+    /// and a member with every header field (name, comment, extra field, header CRC) among them;
+    /// damaged input fails after no more bytes than zlib decodes of it, and never where zlib
+    /// finds it whole.
+    #[test]
+    fn members_decode_as_zlib_decodes_them_in_any_pieces() {
+        let mut fields = flate2::GzBuilder::new()
+            .filename("name")
+            .comment("comment")
+            .extra(vec![1, 2, 3])
+            .write(Vec::new(), Compression::new(9));
+        std::io::Write::write_all(&mut fields, &text(300)).unwrap();
+        let fields = fields.finish().unwrap();
+        let mut hcrc = fields.clone();
+        // FHCRC: the header's CRC-16 after its fields, which zlib checks too.
+        hcrc[3] |= 0x02;
+        let header_end = 10 + 2 + 3 + 5 + 8;
+        let crc = crc32fast_of(&hcrc[..header_end]);
+        hcrc.splice(header_end..header_end, (crc as u16).to_le_bytes());
+        let members = [
+            gzip(&text(1000)),
+            gzip(b""),
+            fields,
+            hcrc,
+            gzip(b"last, unended"),
+        ]
+        .concat();
+        let (want, whole) = reference(&members);
+        assert!(whole);
+        let mut cut_bad = members.clone();
+        cut_bad[members.len() / 2] ^= 0x10;
+        let cases = [
+            members.clone(),
+            members[..members.len() - 3].to_vec(),
+            members[..members.len() / 2].to_vec(),
+            [&members[..], b"garbage"].concat(),
+            [&members[..], &[0x1f][..]].concat(),
+            cut_bad,
+        ];
+        for bytes in cases {
+            let (want, whole) = reference(&bytes);
+            for (capacity, most) in [
+                (1, 1 << 16),
+                (1 << 16, 1),
+                (7, 3),
+                (64, 1 << 16),
+                (1 << 16, 100_003),
+            ] {
+                let (out, ended) = decoded(&bytes, capacity, most);
+                assert_eq!(ended.is_ok(), whole, "{capacity} {most}: {ended:?}");
+                match whole {
+                    true => assert!(out == want, "{capacity} {most}"),
+                    false => assert!(want.starts_with(&out) || out.starts_with(&want)),
+                }
+            }
+        }
+        assert_eq!(decoded(&members, 1 << 16, 1 << 16).0, want);
+    }
+
+    /// The CRC-32 of `bytes`, as flate2 computes gzip's.
+    fn crc32fast_of(bytes: &[u8]) -> u32 {
+        let mut crc = flate2::Crc::new();
+        crc.update(bytes);
+        crc.sum()
+    }
+
+    /// `one` decodes the first member only and leaves the input just after it, where the next
+    /// member, or anything else, begins.
+    #[test]
+    fn one_member_leaves_the_input_at_its_end() {
+        let first = gzip(&text(2000));
+        let bytes = [&first[..], &gzip(b"second\n"), b"after"].concat();
+        for capacity in [1, 10, 1 << 20] {
+            let mut input = BufReader::with_capacity(capacity, &bytes[..]);
+            let mut out = Vec::new();
+            GzipMembers::one(&mut input).read_to_end(&mut out).unwrap();
+            assert!(out == text(2000), "{capacity}");
+            let mut rest = Vec::new();
+            input.read_to_end(&mut rest).unwrap();
+            assert!(rest == bytes[first.len()..], "{capacity}: the rest");
+        }
+    }
+
+    /// A member cut short says where, as zlib says it: in its deflate data, or in its trailer.
+    #[test]
+    fn a_cut_member_says_where_it_was_cut() {
+        let member = gzip(&text(2000));
+        let in_blocks = decoded(&member[..member.len() / 2], 1 << 16, 1 << 16)
+            .1
+            .unwrap_err();
+        let in_trailer = decoded(&member[..member.len() - 3], 1 << 16, 1 << 16)
+            .1
+            .unwrap_err();
+        let in_header = decoded(&member[..5], 1 << 16, 1 << 16).1.unwrap_err();
+        let mut encoder = GzEncoder::new(Vec::new(), Compression::new(6));
+        std::io::Write::write_all(&mut encoder, b"x").unwrap();
+        assert_eq!(in_blocks.to_string(), "incomplete deflate stream");
+        assert_eq!(in_trailer.kind(), std::io::ErrorKind::UnexpectedEof);
+        assert_eq!(in_header.kind(), std::io::ErrorKind::UnexpectedEof);
+        assert_ne!(in_trailer.to_string(), "incomplete deflate stream");
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+        /// Members of random text at random levels, cut into random pieces of input and read
+        /// in random sizes, damaged or not: what zlib decodes, and fails where zlib fails,
+        /// after no more than zlib's bytes.
+        #[test]
+        fn random_members_in_random_pieces_decode_as_zlib_decodes_them(
+            lines in proptest::collection::vec(0..400usize, 1..4),
+            level in 0..10u32,
+            capacity in 1..300usize,
+            most in 1..5000usize,
+            damage in proptest::option::of((0.0..1.0f64, proptest::prelude::any::<u8>(), proptest::prelude::any::<bool>())),
+        ) {
+            let mut bytes = Vec::new();
+            for lines in lines {
+                let mut encoder = GzEncoder::new(Vec::new(), Compression::new(level));
+                std::io::Write::write_all(&mut encoder, &text(lines)).unwrap();
+                bytes.extend(encoder.finish().unwrap());
+            }
+            if let Some((at, byte, cut)) = damage {
+                let at = (bytes.len() as f64 * at) as usize;
+                match cut {
+                    true => bytes.truncate(at),
+                    false => bytes[at] ^= byte | 1,
+                }
+            }
+            let (want, whole) = reference(&bytes);
+            let (out, ended) = decoded(&bytes, capacity, most);
+            proptest::prop_assert_eq!(ended.is_ok(), whole, "{:?}", ended);
+            match whole {
+                true => proptest::prop_assert!(out == want),
+                false => proptest::prop_assert!(want.starts_with(&out) || out.starts_with(&want)),
             }
         }
     }
