@@ -389,7 +389,7 @@ mod tests {
         ]
     }
 
-    /// A file of at most [`DECODED_HERE`] bytes is decoded by the time `decode_file` returns, on
+    /// CONTRACT §12.5: a file of at most [`DECODED_HERE`] bytes is decoded by the time `decode_file` returns, on
     /// this thread; one that decodes to more than [`KEPT_HERE`] buffers is decoded on a thread
     /// from its start, the work here dropped, whole all the same.
     #[test]

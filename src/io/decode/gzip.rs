@@ -283,7 +283,7 @@ mod tests {
             .collect()
     }
 
-    /// Every member decoded, whatever the read buffer and the reads' sizes (a byte at a time
+    /// CONTRACT §12.1 and §12.3: every member decoded, whatever the read buffer and the reads' sizes (a byte at a time
     /// too, so that a member's header, blocks and trailer each arrive in pieces), empty members
     /// and a member with every header field (name, comment, extra field, header CRC) among them;
     /// damaged input fails after no more bytes than zlib decodes of it, and never where zlib
@@ -350,7 +350,7 @@ mod tests {
         crc.sum()
     }
 
-    /// `one` decodes the first member only and leaves the input just after it, where the next
+    /// CONTRACT §12.4 (BGZF runs): `one` decodes the first member only and leaves the input just after it, where the next
     /// member, or anything else, begins.
     #[test]
     fn one_member_leaves_the_input_at_its_end() {
@@ -367,7 +367,7 @@ mod tests {
         }
     }
 
-    /// A member cut short says where, as zlib says it: in its deflate data, or in its trailer.
+    /// CONTRACT §12.3: a member cut short says where, as zlib says it: in its deflate data, or in its trailer.
     #[test]
     fn a_cut_member_says_where_it_was_cut() {
         let member = gzip(&text(2000));
