@@ -119,7 +119,7 @@ pub fn decode(source: File) -> io::Result<(File, Decoding)> {
 }
 
 /// Starts decoding a regular file that holds `format` (sniffed with [`sniff_file`]): where it
-/// holds at most `here` bytes from its offset on, on this thread ([`decode_here`]), else on a
+/// holds at most `here` bytes from its offset on, on this thread (`decode_here`), else on a
 /// thread of its own, holding at most `buffers` decoded buffers (at least one) that the reader has not
 /// taken, with up to `threads` decoders where its parts decode apart (zstd frames, BGZF members,
 /// an xz stream's blocks; CONTRACT §12.4): returns its decoded bytes, handed over in memory and in
@@ -161,7 +161,7 @@ pub fn decode_file(
     Ok((buffers, decoding))
 }
 
-/// The most compressed bytes of a regular file that [`decode_here`] decodes: a thread, its
+/// The most compressed bytes of a regular file that `decode_here` decodes: a thread, its
 /// channels and their hand-offs cost more than decoding this much, about 2 ms of ISA-L's.
 pub const DECODED_HERE: u64 = 256 << 10;
 
