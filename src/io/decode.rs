@@ -34,6 +34,7 @@ use std::io::{self, Seek};
 use std::num::NonZeroUsize;
 use std::os::fd::{AsFd, OwnedFd};
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
 use std::thread;
 
 use crossbeam_channel::{Receiver, bounded};
@@ -131,9 +132,10 @@ pub fn decode_file(
     threads: NonZeroUsize,
     here: u64,
 ) -> io::Result<(DecodedFile, Decoding)> {
-    if let Some(decoded) = decode_here(&source, format, here)? {
-        return Ok(decoded);
-    }
+    let source = match decode_here(source, format, here)? {
+        Ok(decoded) => return Ok(decoded),
+        Err(source) => source,
+    };
     let buffers = buffers.max(1);
     let parts = Parts::of(format);
     let pool = parts.zip(pool_decoders(threads));
@@ -173,21 +175,20 @@ const KEPT_HERE: usize = 16;
 /// Decodes `source`, holding `format` from its offset on, on this thread and whole, where it
 /// is small ([`DECODED_HERE`]), into buffers its reader then takes as it would a thread's: a
 /// FILE costs its bytes' decoding, not a thread and hand-offs (a thousand FILEs of 8 KB took
-/// longer than `zcat` on them). `None` where it is larger, or decodes to more than
-/// [`KEPT_HERE`] buffers: its offset is then where it was.
+/// longer than `zcat` on them). Where it is larger, or decodes to more than
+/// [`KEPT_HERE`] buffers, the file is handed back, its offset where it was.
 fn decode_here(
-    source: &File,
+    mut source: File,
     format: Format,
     here: u64,
-) -> io::Result<Option<(DecodedFile, Decoding)>> {
+) -> io::Result<Result<(DecodedFile, Decoding), File>> {
     let metadata = source.metadata()?;
     if !metadata.is_file() {
-        return Ok(None);
+        return Ok(Err(source));
     }
-    let mut at = source;
-    let start = at.stream_position()?;
+    let start = source.stream_position()?;
     if metadata.len().saturating_sub(start) > here {
-        return Ok(None);
+        return Ok(Err(source));
     }
     let mut out = Filling::new(Kept {
         buffers: Vec::new(),
@@ -195,17 +196,22 @@ fn decode_here(
         overflowed: false,
     });
     // Read in one piece; by one decoder, which decodes BGZF members and zstd frames alike.
-    let copy = Undecoded::reading(
-        source.try_clone()?,
+    let shared = Arc::new(source);
+    let reading = Undecoded::reading(
+        shared.clone(),
         metadata.len().saturating_sub(start) as usize + 1,
     );
-    let ended = caught(|| run(copy, Some(format), ONE, &mut out));
+    let ended = caught(|| run(reading, Some(format), ONE, &mut out));
     out.flush();
     let kept = std::mem::take(&mut out.buffers.buffers);
     if out.buffers.overflowed {
         kept.into_iter().for_each(|decoded| spare(decoded.bytes));
-        at.seek(io::SeekFrom::Start(start))?;
-        return Ok(None);
+        // `run` has dropped its share: the file is whole again (a panic caught there dropped it
+        // as it unwound).
+        let mut source =
+            Arc::into_inner(shared).ok_or_else(|| io::Error::other("file still shared"))?;
+        source.seek(io::SeekFrom::Start(start))?;
+        return Ok(Err(source));
     }
     let (to_reader, full) = bounded(kept.len().max(1));
     kept.into_iter().for_each(|buffer| {
@@ -221,7 +227,7 @@ fn decode_here(
         buffer: Decoded::default(),
         at: 0,
     };
-    Ok(Some((decoded, Decoding { ended: told })))
+    Ok(Ok((decoded, Decoding { ended: told })))
 }
 
 /// How many of `threads` decode a file's zstd frames or BGZF members at once: every one, or none

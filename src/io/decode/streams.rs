@@ -4,6 +4,7 @@
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Chain, Cursor, Read};
 use std::num::NonZeroUsize;
+use std::sync::Arc;
 
 use super::format::{Format, sniff_stream};
 use super::gzip::GzipMembers;
@@ -14,7 +15,9 @@ use crate::io::fd;
 /// a failed read kept, so that it is told as the source's failure rather than the decoder's.
 #[derive(Debug)]
 pub(super) struct Undecoded {
-    pub(super) file: File,
+    /// Shared, so that a file decoded on the reader's thread is handed back whole where it is
+    /// to be decoded again on a thread (`decode_here`), without a `dup`.
+    pub(super) file: Arc<File>,
     pub(super) failed: Option<io::Error>,
     /// The most read at a time: [`BUFFER`], or less for a small file, whose read buffer is then
     /// as small (a buffer is zeroed before its first read).
@@ -23,11 +26,11 @@ pub(super) struct Undecoded {
 
 impl Undecoded {
     pub(super) fn new(file: File) -> Self {
-        Undecoded::reading(file, BUFFER)
+        Undecoded::reading(Arc::new(file), BUFFER)
     }
 
     /// `file`, read at most `most` bytes (at least one, at most a [`BUFFER`]) at a time.
-    pub(super) fn reading(file: File, most: usize) -> Self {
+    pub(super) fn reading(file: Arc<File>, most: usize) -> Self {
         Undecoded {
             file,
             failed: None,
