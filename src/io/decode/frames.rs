@@ -425,7 +425,7 @@ fn decode_members(
                     Ok(read) if out.filled(read) => {}
                     Ok(_) => return Ok(RunEnded::ReaderGone),
                     Err(error) => {
-                        let from = reader.get_mut();
+                        let from = member.get_mut().get_mut();
                         return Err(match from.failed.take() {
                             Some(failed) => Failure::Reading(failed),
                             None => Failure::Decompressing(error),
@@ -433,6 +433,7 @@ fn decode_members(
                     }
                 }
             }
+            drop(member);
             at = reader.get_ref().at - reader.buffer().len() as u64;
         }
     }

@@ -16,6 +16,8 @@ pub use isal_members::GzipMembers;
 #[cfg(isal)]
 mod isal_members {
     use std::io::{self, BufRead, Read};
+    use std::mem::ManuallyDrop;
+    use std::sync::{Mutex, PoisonError};
 
     use isal_sys::igzip_lib::{
         ISAL_DECOMP_OK, ISAL_GZIP, inflate_state, isal_block_state_ISAL_BLOCK_FINISH,
@@ -38,8 +40,9 @@ mod isal_members {
     /// for ever at an input that ends inside a member.
     pub struct GzipMembers<R> {
         input: R,
-        /// ISA-L's state, 66 KB of it its window and buffers: boxed, made once.
-        state: Box<inflate_state>,
+        /// ISA-L's state, 66 KB of it its window and buffers: boxed, and kept for the next
+        /// decoder when this one ends ([`SPARE_STATES`]).
+        state: ManuallyDrop<Box<inflate_state>>,
         /// The member's header as far as it has been read: its flags and lengths.
         header: isal_gzip_header,
         /// Stop after the first member.
@@ -64,17 +67,9 @@ mod isal_members {
         }
 
         fn new(input: R, one: bool) -> Self {
-            let mut state = Box::<inflate_state>::new_uninit();
-            // SAFETY: `isal_inflate_init` sets every field a call reads (it is ISA-L's way to
-            // make a state), and the box lives while it is used.
-            let mut state = unsafe {
-                isal_inflate_init(state.as_mut_ptr());
-                state.assume_init()
-            };
-            state.crc_flag = ISAL_GZIP;
             GzipMembers {
                 input,
-                state,
+                state: ManuallyDrop::new(state()),
                 header: new_header(),
                 one,
                 fault: None,
@@ -102,15 +97,56 @@ mod isal_members {
         }
     }
 
+    impl<R> Drop for GzipMembers<R> {
+        fn drop(&mut self) {
+            // SAFETY: the state is taken once, here, and never used again.
+            let state = unsafe { ManuallyDrop::take(&mut self.state) };
+            let mut spare = SPARE_STATES.lock().unwrap_or_else(PoisonError::into_inner);
+            if spare.len() < STATES_KEPT {
+                spare.push(Kept(state));
+            }
+        }
+    }
+
+    /// ISA-L states of decoders that have ended, kept for the next: a directory of small FILEs
+    /// makes one, not one a FILE.
+    static SPARE_STATES: Mutex<Vec<Kept>> = Mutex::new(Vec::new());
+
+    /// A state kept between decoders.
+    struct Kept(Box<inflate_state>);
+
+    // SAFETY: a kept state's pointers point at nothing: each call's are cleared when it returns.
+    unsafe impl Send for Kept {}
+
+    /// The most states kept: more than the decoders that run at once on the machines here.
+    const STATES_KEPT: usize = 8;
+
+    /// A state ready for a first member: one kept, or one made, zeroed, then set up as ISA-L sets
+    /// one up (`isal_inflate_init`).
+    fn state() -> Box<inflate_state> {
+        let kept = SPARE_STATES
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .pop()
+            .map(|kept| kept.0);
+        // SAFETY: `inflate_state` is a C struct of integers, arrays of them and raw pointers,
+        // every one of them valid at zero.
+        let mut state = kept.unwrap_or_else(|| unsafe { Box::new_zeroed().assume_init() });
+        // SAFETY: a valid state, which `isal_inflate_init` sets up for a new stream.
+        unsafe { isal_inflate_init(&mut *state) };
+        state.crc_flag = ISAL_GZIP;
+        state
+    }
+
     /// A header to read a member's into, with no room for its name, comment or extra field,
     /// which are passed over.
     fn new_header() -> isal_gzip_header {
-        let mut header = std::mem::MaybeUninit::<isal_gzip_header>::uninit();
-        // SAFETY: `isal_gzip_header_init` sets every field (its buffers to none), as ISA-L makes
-        // a header.
+        // SAFETY: `isal_gzip_header` is a C struct of integers and raw pointers, every one of
+        // them valid at zero; `isal_gzip_header_init` then sets it up (its buffers to none).
         unsafe {
-            isal_gzip_header_init(header.as_mut_ptr());
-            header.assume_init()
+            let mut header = std::mem::MaybeUninit::<isal_gzip_header>::zeroed().assume_init();
+            isal_gzip_header_init(&mut header);
+            header
         }
     }
 
@@ -142,14 +178,14 @@ mod isal_members {
                         return Ok(0);
                     }
                     // SAFETY: the state is one `isal_inflate_init` made.
-                    unsafe { isal_inflate_reset(&mut *self.state) };
+                    unsafe { isal_inflate_reset(&mut **self.state) };
                     self.header = new_header();
                 }
                 let input = self.input.fill_buf()?;
                 let ended = input.is_empty();
                 let avail_in = u32::try_from(input.len()).unwrap_or(u32::MAX);
                 let avail_out = u32::try_from(buf.len()).unwrap_or(u32::MAX);
-                let state = &mut *self.state;
+                let state: &mut inflate_state = &mut self.state;
                 state.next_in = input.as_ptr().cast_mut();
                 state.avail_in = avail_in;
                 state.next_out = buf.as_mut_ptr();
