@@ -15,10 +15,10 @@ use super::{BUFFER, DECODED_HELD};
 /// eight FILEs decoded ahead on two cores, each decoder ahead making its share of buffers anew
 /// took 0.06-0.08 s of system time beside 0.18 s of decoding (27,000 page faults against
 /// 2,600), more than decoding ahead gained.
-pub(super) static SPARE: LazyLock<Channel> = LazyLock::new(|| bounded(DECODED_HELD / BUFFER));
+static SPARE: LazyLock<Channel> = LazyLock::new(|| bounded(DECODED_HELD / BUFFER));
 
 /// Both ends of a channel of buffers.
-pub(super) type Channel = (Sender<Vec<u8>>, Receiver<Vec<u8>>);
+type Channel = (Sender<Vec<u8>>, Receiver<Vec<u8>>);
 
 /// Keeps `buffer` for the next decoding, if it is one of ours and room is left.
 pub(super) fn spare(buffer: Vec<u8>) {
@@ -34,7 +34,7 @@ pub(super) fn spare(buffer: Vec<u8>) {
 #[derive(Debug, Default)]
 pub(super) struct Decoded {
     pub(super) bytes: Vec<u8>,
-    pub(super) len: usize,
+    len: usize,
 }
 
 impl Decoded {
@@ -147,9 +147,9 @@ pub(super) trait Buffers: Send + 'static {
 pub(super) struct Filling<B: Buffers> {
     pub(super) buffers: B,
     /// The buffer being filled, [`BUFFER`] bytes long, or empty when none is.
-    pub(super) buffer: Vec<u8>,
+    buffer: Vec<u8>,
     /// How much of it holds decoded bytes.
-    pub(super) held: usize,
+    held: usize,
 }
 
 impl<B: Buffers> Filling<B> {
@@ -162,7 +162,7 @@ impl<B: Buffers> Filling<B> {
     }
 
     /// Hands on the buffer being filled, cut to what it holds: false when the reader has gone.
-    pub(super) fn hand_on(&mut self) -> bool {
+    fn hand_on(&mut self) -> bool {
         let bytes = std::mem::take(&mut self.buffer);
         let len = std::mem::take(&mut self.held);
         self.buffers.full(Decoded { bytes, len })

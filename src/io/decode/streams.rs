@@ -17,8 +17,8 @@ use crate::io::fd;
 pub(super) struct Undecoded {
     /// Shared, so that a file decoded on the reader's thread is handed back whole where it is
     /// to be decoded again on a thread (`decode_here`), without a `dup`.
-    pub(super) file: Arc<File>,
-    pub(super) failed: Option<io::Error>,
+    file: Arc<File>,
+    failed: Option<io::Error>,
     /// The most read at a time: [`BUFFER`], or less for a small file, whose read buffer is then
     /// as small (a buffer is zeroed before its first read).
     most: usize,
@@ -50,11 +50,11 @@ impl Read for Undecoded {
 }
 
 /// The source with the bytes sniffing read put back in front.
-pub(super) type Sniffed = Chain<Cursor<Vec<u8>>, Undecoded>;
+type Sniffed = Chain<Cursor<Vec<u8>>, Undecoded>;
 
 /// The most memory liblzma may take for an xz stream: a 128 MiB dictionary, as zstd's window is
 /// bounded (CONTRACT §10), and the decoder's own state beside it. `xz -9` uses 64 MiB.
-pub(super) const XZ_MEMORY_LIMIT: u64 = (128 + 1) << 20;
+const XZ_MEMORY_LIMIT: u64 = (128 + 1) << 20;
 
 /// The thread's body: sniffs unless `format` is known, then decodes or copies into `out`, an xz
 /// stream's blocks on up to `threads` threads.
@@ -125,7 +125,7 @@ pub(super) fn reading(source: &mut Undecoded) -> Failure {
 /// Reads `from` (a decoder, or the source itself) into `out`'s room until the end, a failure, or
 /// `out`'s reader going away. `source` finds the source inside `from`, to tell its own failures
 /// from the decoder's.
-pub(super) fn pump<R: Read>(
+fn pump<R: Read>(
     mut from: R,
     source: impl Fn(&mut R) -> &mut Sniffed,
     out: &mut impl Out,
@@ -159,9 +159,9 @@ pub(super) fn pump<R: Read>(
 /// ends at the stream's end (the crate sets no `CONCATENATED` for it), so the next stream is
 /// begun here, past the padding. xz's legacy `.lzma` (LZMA-alone) is read here too: one stream,
 /// with nothing after it, as `xz -dc` reads it.
-pub(super) struct XzStreams {
+struct XzStreams {
     stream: liblzma::stream::Stream,
-    pub(super) input: BufReader<Sniffed>,
+    input: BufReader<Sniffed>,
     /// The fault found by a call that also decoded bytes, told at the next read.
     fault: Option<liblzma::stream::Error>,
     kind: XzKind,
@@ -173,7 +173,7 @@ pub(super) struct XzStreams {
 
 /// What an [`XzStreams`] decodes, and how.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum XzKind {
+enum XzKind {
     /// xz streams, every one by one decoder.
     Streams,
     /// xz streams, one at a time, each by liblzma's decoder on up to this many threads.
@@ -184,7 +184,7 @@ pub(super) enum XzKind {
 
 impl XzKind {
     /// xz streams on up to `threads` threads.
-    pub(super) fn xz(threads: NonZeroUsize) -> Self {
+    fn xz(threads: NonZeroUsize) -> Self {
         match u32::try_from(threads.get()) {
             Ok(threads) if threads > 1 => XzKind::Threaded(threads),
             _ => XzKind::Streams,
@@ -193,7 +193,7 @@ impl XzKind {
 }
 
 impl XzStreams {
-    pub(super) fn new(input: BufReader<Sniffed>, kind: XzKind) -> io::Result<Self> {
+    fn new(input: BufReader<Sniffed>, kind: XzKind) -> io::Result<Self> {
         Ok(XzStreams {
             stream: Self::decoder(kind)?,
             input,
@@ -315,14 +315,14 @@ impl Read for XzStreams {
 /// at a skippable frame (skipped here), it takes the input's end at a frame's start for the end of
 /// the frame before (so a frame starts only where input is left), and it ends a frame that the
 /// input ends inside, between blocks, as if it were whole (so any end of input it meets fails).
-pub(super) struct Lz4Frames {
-    pub(super) decoder: lz4_flex::frame::FrameDecoder<EndSeen<BufReader<Sniffed>>>,
+struct Lz4Frames {
+    decoder: lz4_flex::frame::FrameDecoder<EndSeen<BufReader<Sniffed>>>,
     /// The last frame ended whole (or none has begun): the next may start.
-    pub(super) between_frames: bool,
+    between_frames: bool,
 }
 
 impl Lz4Frames {
-    pub(super) fn new(input: BufReader<Sniffed>) -> Self {
+    fn new(input: BufReader<Sniffed>) -> Self {
         let input = EndSeen { input, seen: false };
         Lz4Frames {
             decoder: lz4_flex::frame::FrameDecoder::new(input),
@@ -330,11 +330,11 @@ impl Lz4Frames {
         }
     }
 
-    pub(super) fn source(&mut self) -> &mut Sniffed {
+    fn source(&mut self) -> &mut Sniffed {
         self.decoder.get_mut().input.get_mut()
     }
 
-    pub(super) fn input(&mut self) -> &mut BufReader<Sniffed> {
+    fn input(&mut self) -> &mut BufReader<Sniffed> {
         &mut self.decoder.get_mut().input
     }
 }
@@ -382,9 +382,9 @@ impl Read for Lz4Frames {
 }
 
 /// A reader that notes when it has met the end of its input.
-pub(super) struct EndSeen<R> {
-    pub(super) input: R,
-    pub(super) seen: bool,
+struct EndSeen<R> {
+    input: R,
+    seen: bool,
 }
 
 impl<R: Read> Read for EndSeen<R> {
@@ -403,7 +403,7 @@ impl<R: Read> Read for EndSeen<R> {
 ///
 /// The format has no end mark and no checksum: input cut between two blocks cannot be told from
 /// whole input (CONTRACT §12.1), as `lz4 -dc` cannot tell it; cut anywhere else, it is a failure.
-pub(super) struct Lz4Legacy {
+struct Lz4Legacy {
     input: BufReader<Sniffed>,
     /// The block read, compressed.
     block: Vec<u8>,

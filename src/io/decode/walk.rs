@@ -26,13 +26,13 @@ pub(super) const BGZIP_HEADER: usize = 12 + 6;
 pub(super) const FEXTRA: u8 = 0x04;
 
 /// zstd's frame magic, little-endian.
-pub(super) const MAGIC: u64 = 0xfd2f_b528;
+const MAGIC: u64 = 0xfd2f_b528;
 
 /// gzip's magic and deflate's method byte, little-endian.
-pub(super) const GZIP: u64 = 0x08_8b1f;
+const GZIP: u64 = 0x08_8b1f;
 
 /// A skippable frame's magics (zstd's and LZ4's): `0x184D2A50` to `0x184D2A5F`.
-pub(super) const SKIPPABLE: Range<u64> = 0x184d_2a50..0x184d_2a60;
+const SKIPPABLE: Range<u64> = 0x184d_2a50..0x184d_2a60;
 
 /// What comes next in the file, walked to without decoding.
 #[derive(Debug)]
