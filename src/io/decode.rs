@@ -54,7 +54,7 @@ mod whole;
 pub use format::{Format, sniff_file};
 use frames::Parts;
 pub use handoff::DecodedFile;
-use handoff::{Buffers, BuffersOut, Decoded, Filling, Kept, Out, PipeOut, ToReader, spare};
+use handoff::{Buffers, BuffersOut, Filling, Kept, Out, PipeOut, ToReader, spare};
 use streams::{Undecoded, incomplete_frame, run};
 
 /// How decoding a source failed.
@@ -154,13 +154,7 @@ pub fn decode_file(
         (None, Some(parts)) => frames::decode_alone(source, parts, out),
         (None, None) => run(Undecoded::new(source), Some(format), threads, out),
     })?;
-    let buffers = DecodedFile {
-        full,
-        empty: to_decoder,
-        buffer: Decoded::default(),
-        at: 0,
-    };
-    Ok((buffers, decoding))
+    Ok((DecodedFile::new(full, to_decoder), decoding))
 }
 
 /// The most compressed bytes of a regular file that `decode_here` decodes: a thread, its
@@ -187,7 +181,8 @@ fn decode_here(
         return Ok(Err(source));
     }
     let start = source.stream_position()?;
-    if metadata.len().saturating_sub(start) > here {
+    let size = metadata.len().saturating_sub(start);
+    if size > here {
         return Ok(Err(source));
     }
     let mut out = Filling::new(Kept {
@@ -197,10 +192,7 @@ fn decode_here(
     });
     // Read in one piece; by one decoder, which decodes BGZF members and zstd frames alike.
     let shared = Arc::new(source);
-    let reading = Undecoded::reading(
-        shared.clone(),
-        metadata.len().saturating_sub(start) as usize + 1,
-    );
+    let reading = Undecoded::reading(shared.clone(), size as usize + 1);
     let ended = caught(|| run(reading, Some(format), ONE, &mut out));
     out.flush();
     let kept = std::mem::take(&mut out.buffers.buffers);
@@ -221,13 +213,10 @@ fn decode_here(
     let (to_nobody, _) = bounded(0);
     let (tell, told) = bounded(1);
     let _ = tell.send(ended);
-    let decoded = DecodedFile {
-        full,
-        empty: to_nobody,
-        buffer: Decoded::default(),
-        at: 0,
-    };
-    Ok(Ok((decoded, Decoding { ended: told })))
+    Ok(Ok((
+        DecodedFile::new(full, to_nobody),
+        Decoding { ended: told },
+    )))
 }
 
 /// How many of `threads` decode a file's zstd frames or BGZF members at once: every one, or none

@@ -57,6 +57,16 @@ pub struct DecodedFile {
 }
 
 impl DecodedFile {
+    /// The decoded bytes that come over `full`, each buffer read handed back over `empty`.
+    pub(super) fn new(full: Receiver<Decoded>, empty: Sender<Vec<u8>>) -> Self {
+        DecodedFile {
+            full,
+            empty,
+            buffer: Decoded::default(),
+            at: 0,
+        }
+    }
+
     /// Waits for decoded bytes unless some are here, and hands them to `take`, which returns how
     /// many it took: at least one, or the end is taken to have come. Returns that, or 0 at the
     /// end of the decoded bytes.
