@@ -205,7 +205,9 @@ mod isal_members {
                         false => isal_inflate(state),
                     }
                 };
-                let read = (avail_in - state.avail_in) as usize;
+                // After some faults ISA-L leaves avail_in meaningless (an invalid lookback left it
+                // at u32::MAX): what is consumed then does not matter, as no call follows a fault.
+                let read = avail_in.saturating_sub(state.avail_in) as usize;
                 let decoded = (avail_out - state.avail_out) as usize;
                 (state.next_in, state.next_out) = (std::ptr::null_mut(), std::ptr::null_mut());
                 self.input.consume(read);
