@@ -103,20 +103,20 @@ mod isal_members {
             let state = unsafe { ManuallyDrop::take(&mut self.state) };
             let mut spare = SPARE_STATES.lock().unwrap_or_else(PoisonError::into_inner);
             if spare.len() < STATES_KEPT {
-                spare.push(Kept(state));
+                spare.push(KeptState(state));
             }
         }
     }
 
     /// ISA-L states of decoders that have ended, kept for the next: a directory of small FILEs
     /// makes one, not one a FILE.
-    static SPARE_STATES: Mutex<Vec<Kept>> = Mutex::new(Vec::new());
+    static SPARE_STATES: Mutex<Vec<KeptState>> = Mutex::new(Vec::new());
 
     /// A state kept between decoders.
-    struct Kept(Box<inflate_state>);
+    struct KeptState(Box<inflate_state>);
 
     // SAFETY: a kept state's pointers point at nothing: each call's are cleared when it returns.
-    unsafe impl Send for Kept {}
+    unsafe impl Send for KeptState {}
 
     /// The most states kept: more than the decoders that run at once on the machines here.
     const STATES_KEPT: usize = 8;
