@@ -14,15 +14,14 @@
 //! bytes, told when they end.
 
 use std::collections::VecDeque;
-use std::fs::{File, OpenOptions};
+use std::fs::{File, Metadata, OpenOptions};
 use std::num::NonZeroUsize;
-use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::Path;
 
 use rustix::fs::OFlags;
 
-use crate::io::decode::{self, DecodedFile, Decoding, Format};
+use crate::io::decode::{self, DecodedFile, Decoding, Format, Regular};
 use crate::io::fd;
 use crate::io::sources::Source;
 
@@ -79,7 +78,7 @@ impl Ahead {
     pub fn look<'a>(
         &mut self,
         window: impl Iterator<Item = &'a Source>,
-        output: Option<BorrowedFd<'_>>,
+        output: Option<&fd::Output>,
         read_decoding: bool,
     ) {
         let under_way = self.looked.iter().flatten();
@@ -114,8 +113,7 @@ struct Identity {
 impl Identity {
     /// `file`'s, if it is a regular file that holds something: a `/proc` file says it holds
     /// nothing, and is read only at its turn.
-    fn of(file: &File) -> Option<Identity> {
-        let metadata = file.metadata().ok()?;
+    fn of(metadata: &Metadata) -> Option<Identity> {
         (metadata.is_file() && metadata.size() > 0).then(|| Identity {
             device: metadata.dev(),
             inode: metadata.ino(),
@@ -139,7 +137,12 @@ impl Started {
     /// `format`, is the file decoded ahead, unchanged since: the same device, inode, size and
     /// modification time. Else `None`, and the decoding ahead is dropped (its thread ends).
     pub fn if_still(self, file: &File, format: Format) -> Option<(DecodedFile, Decoding)> {
-        let same = format == self.format && Identity::of(file).as_ref() == Some(&self.identity);
+        let same = format == self.format
+            && file
+                .metadata()
+                .ok()
+                .and_then(|metadata| Identity::of(&metadata))
+                == Some(self.identity);
         same.then_some((self.decoded, self.decoding))
     }
 }
@@ -148,7 +151,7 @@ impl Started {
 /// not the output; else `None`, whatever failed.
 fn start(
     path: &Path,
-    output: Option<BorrowedFd<'_>>,
+    output: Option<&fd::Output>,
     buffers: usize,
     decoded_here: u64,
 ) -> Option<Started> {
@@ -165,10 +168,13 @@ fn start(
         .custom_flags(OFlags::NONBLOCK.bits() as i32)
         .open(path)
         .ok()?;
-    let identity = Identity::of(&file)?;
-    if output.is_some_and(|output| fd::is_output(file.as_fd(), output)) {
+    let metadata = file.metadata().ok()?;
+    let identity = Identity::of(&metadata)?;
+    if output.is_some_and(|output| output.is_read_by(&metadata)) {
         return None;
     }
+    // Opened by name: read from its start.
+    let file = Regular::at(file, 0, metadata.len());
     let format = decode::sniff_file(&file).ok()?;
     if format == Format::Plain {
         return None;

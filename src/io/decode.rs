@@ -57,6 +57,42 @@ pub use handoff::DecodedFile;
 use handoff::{Buffers, BuffersOut, Filling, Kept, Out, PipeOut, ToReader, spare};
 use streams::{Undecoded, incomplete_frame, run};
 
+/// A regular file to sniff and decode: read from `offset` on (stdin may be a file that something
+/// before read part of, and reading goes on from where it stopped), where it held `len` bytes
+/// when opened. Found once: a small FILE then costs the system calls of its reading alone.
+#[derive(Debug)]
+pub struct Regular {
+    /// The file, at `offset`.
+    pub file: File,
+    /// Where reading begins.
+    pub offset: u64,
+    /// The bytes from `offset` to the end, when opened.
+    pub len: u64,
+}
+
+impl Regular {
+    /// `file` as it is now: its offset and what it holds from there on. A stream handed over
+    /// (as tests do, for a source that stays open) has neither, and is never decoded here.
+    pub fn new(mut file: File) -> io::Result<Regular> {
+        let metadata = file.metadata()?;
+        if !metadata.is_file() {
+            return Ok(Regular::at(file, 0, u64::MAX));
+        }
+        let size = metadata.len();
+        let offset = file.stream_position()?;
+        Ok(Regular::at(file, offset, size))
+    }
+
+    /// `file`, of `size` bytes when opened, read from `offset`: a file opened by name is at 0.
+    pub fn at(file: File, offset: u64, size: u64) -> Regular {
+        Regular {
+            file,
+            offset,
+            len: size.saturating_sub(offset),
+        }
+    }
+}
+
 /// How decoding a source failed.
 #[derive(Debug)]
 pub enum Failure {
@@ -126,7 +162,7 @@ pub fn decode(source: File) -> io::Result<(File, Decoding)> {
 /// an xz stream's blocks; CONTRACT §12.4): returns its decoded bytes, handed over in memory and in
 /// the file's order, and how decoding ends.
 pub fn decode_file(
-    source: File,
+    source: Regular,
     format: Format,
     buffers: usize,
     threads: NonZeroUsize,
@@ -172,18 +208,13 @@ const KEPT_HERE: usize = 16;
 /// longer than `zcat` on them). Where it is larger, or decodes to more than
 /// [`KEPT_HERE`] buffers, the file is handed back, its offset where it was.
 fn decode_here(
-    mut source: File,
+    source: Regular,
     format: Format,
     here: u64,
 ) -> io::Result<Result<(DecodedFile, Decoding), File>> {
-    let metadata = source.metadata()?;
-    if !metadata.is_file() {
-        return Ok(Err(source));
-    }
-    let start = source.stream_position()?;
-    let size = metadata.len().saturating_sub(start);
-    if size > here {
-        return Ok(Err(source));
+    let Regular { file, offset, len } = source;
+    if len > here {
+        return Ok(Err(file));
     }
     let mut out = Filling::new(Kept {
         buffers: Vec::new(),
@@ -191,8 +222,8 @@ fn decode_here(
         overflowed: false,
     });
     // Read in one piece; by one decoder, which decodes BGZF members and zstd frames alike.
-    let shared = Arc::new(source);
-    let reading = Undecoded::reading(shared.clone(), size as usize + 1);
+    let shared = Arc::new(file);
+    let reading = Undecoded::reading(shared.clone(), len as usize + 1);
     let ended = caught(|| run(reading, Some(format), ONE, &mut out));
     out.flush();
     let kept = std::mem::take(&mut out.buffers.buffers);
@@ -200,10 +231,10 @@ fn decode_here(
         kept.into_iter().for_each(|decoded| spare(decoded.bytes));
         // `run` has dropped its share: the file is whole again (a panic caught there dropped it
         // as it unwound).
-        let mut source =
+        let mut file =
             Arc::into_inner(shared).ok_or_else(|| io::Error::other("file still shared"))?;
-        source.seek(io::SeekFrom::Start(start))?;
-        return Ok(Err(source));
+        file.seek(io::SeekFrom::Start(offset))?;
+        return Ok(Err(file));
     }
     let (to_reader, full) = bounded(kept.len().max(1));
     kept.into_iter().for_each(|buffer| {
@@ -341,7 +372,14 @@ mod tests {
         threads: NonZeroUsize,
         here: u64,
     ) -> (Vec<u8>, Result<(), Failure>) {
-        let (mut buffers, decoding) = decode_file(source, format, BUFFERS, threads, here).unwrap();
+        let (mut buffers, decoding) = decode_file(
+            Regular::new(source).unwrap(),
+            format,
+            BUFFERS,
+            threads,
+            here,
+        )
+        .unwrap();
         let mut out = Vec::new();
         // Odd sizes, so that reads straddle buffers.
         let mut buf = [0; 100_003];
@@ -374,7 +412,7 @@ mod tests {
     /// What `bytes` decode to, sniffed as a stream is and as a regular file is (decoded by one
     /// decoder, by up to three, and on this thread), and how decoding ended, each way.
     fn sniffed_every_way(bytes: &[u8]) -> [(Vec<u8>, Result<(), Failure>); 4] {
-        let format = sniff_file(&file_of(bytes)).unwrap();
+        let format = sniff_file(&Regular::new(file_of(bytes)).unwrap()).unwrap();
         let three = NonZeroUsize::new(3).unwrap();
         [
             decoded(piped(bytes.to_vec()), None),
@@ -394,8 +432,14 @@ mod tests {
             .collect();
         let small = gzip(&text);
         assert!(small.len() as u64 <= DECODED_HERE);
-        let (buffers, decoding) =
-            decode_file(file_of(&small), Format::Gzip, BUFFERS, ONE, DECODED_HERE).unwrap();
+        let (buffers, decoding) = decode_file(
+            Regular::new(file_of(&small)).unwrap(),
+            Format::Gzip,
+            BUFFERS,
+            ONE,
+            DECODED_HERE,
+        )
+        .unwrap();
         assert!(decoding.has_ended(), "decoded before decode_file returned");
         drop(buffers);
         let (out, ended) = decoded_file_up_to(file_of(&small), Format::Gzip, ONE, DECODED_HERE);
@@ -403,7 +447,7 @@ mod tests {
         let much = vec![b'\n'; KEPT_HERE * BUFFER + 1];
         for bytes in [gzip(&much), zstd(&much)] {
             assert!(bytes.len() as u64 <= DECODED_HERE);
-            let format = sniff_file(&file_of(&bytes)).unwrap();
+            let format = sniff_file(&Regular::new(file_of(&bytes)).unwrap()).unwrap();
             let (out, ended) = decoded_file_up_to(file_of(&bytes), format, ONE, DECODED_HERE);
             assert!(out == much && ended.is_ok(), "{format:?}");
         }
@@ -661,8 +705,14 @@ mod tests {
             let decoding = match way {
                 None => decode(source).unwrap().1,
                 Some(format) => {
-                    let (mut buffers, decoding) =
-                        decode_file(source, format, BUFFERS, NonZeroUsize::MIN, 0).unwrap();
+                    let (mut buffers, decoding) = decode_file(
+                        Regular::new(source).unwrap(),
+                        format,
+                        BUFFERS,
+                        NonZeroUsize::MIN,
+                        0,
+                    )
+                    .unwrap();
                     assert_eq!(buffers.read(&mut [0; 10]), 10);
                     decoding
                 }

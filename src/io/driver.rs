@@ -13,33 +13,52 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use crate::error::{Error, Failures};
 use crate::io::ahead::{Ahead, Started};
-use crate::io::decode::{self, DecodedFile, Decoding};
+use crate::io::decode::{self, DecodedFile, Decoding, Regular};
 use crate::io::fd;
 use crate::io::sources::{How, Opened, Source, Sources, Step};
 
-/// Opens `source` for reading and finds what [`Sources::opened`] must know of it. Stdin is
-/// duplicated into a plain `File`, so reads go straight to the descriptor, unbuffered, in the
-/// sizes the caller asks for.
+/// Opens `source` for reading and finds what [`Sources::opened`] must know of it, with one
+/// `fstat`; a regular file to sniff comes back as a [`Regular`] too. Stdin is duplicated into a
+/// plain `File`, so reads go straight to the descriptor, unbuffered, in the sizes the caller asks
+/// for.
 fn open(
     source: &Source,
-    output: Option<BorrowedFd<'_>>,
+    output: Option<&fd::Output>,
     sniff: bool,
-) -> io::Result<(File, Opened)> {
+) -> io::Result<(Opening, Opened)> {
     let file = match source {
         Source::Stdin => io::stdin().as_fd().try_clone_to_owned().map(File::from)?,
         Source::File(path) => File::open(path)?,
     };
-    let regular = fd::is_regular_file(file.as_fd());
-    let opened = Opened {
-        regular,
-        is_output: output.is_some_and(|output| fd::is_output(file.as_fd(), output)),
-        format: if sniff && regular {
-            Some(decode::sniff_file(&file)?)
-        } else {
-            None
-        },
+    let metadata = file.metadata()?;
+    let is_output = output.is_some_and(|output| output.is_read_by(&metadata));
+    if !(sniff && metadata.is_file()) {
+        let opened = Opened {
+            regular: metadata.is_file(),
+            is_output,
+            format: None,
+        };
+        return Ok((Opening::File(file), opened));
+    }
+    let regular = match source {
+        Source::Stdin => Regular::new(file)?,
+        // Opened by name: read from its start.
+        Source::File(_) => Regular::at(file, 0, metadata.len()),
     };
-    Ok((file, opened))
+    let opened = Opened {
+        regular: true,
+        is_output,
+        format: Some(decode::sniff_file(&regular)?),
+    };
+    Ok((Opening::Regular(regular), opened))
+}
+
+/// A source just opened: a regular file sniffed under `-z` keeps what was found of it for its
+/// decoder.
+#[derive(Debug)]
+enum Opening {
+    File(File),
+    Regular(Regular),
 }
 
 /// The open source as a driver reads it: a handle to read (the source itself, or its decoder's
@@ -90,7 +109,7 @@ pub struct Driver<F> {
     /// Makes an opened source (or its decoder's pipe) the driver's handle.
     handle: fn(File) -> F,
     /// Where output goes: refused as input, and watched while a read waits.
-    output: Option<OwnedFd>,
+    output: Option<fd::Output>,
     /// Where a source that cannot be opened or read is told, before the next is read.
     failures: Failures,
 }
@@ -106,7 +125,7 @@ impl<F> Driver<F> {
             current: None,
             decoding: None,
             handle,
-            output,
+            output: output.map(fd::Output::new),
             failures: Failures::default(),
         }
     }
@@ -124,8 +143,7 @@ impl<F> Driver<F> {
             match self.sources.what_next() {
                 Step::Open(source) => {
                     let ahead = self.ahead.take_turn();
-                    let output = self.output.as_ref().map(AsFd::as_fd);
-                    let opened = open(&source, output, self.sources.decompresses());
+                    let opened = open(&source, self.output.as_ref(), self.sources.decompresses());
                     let opened = self.sources.opened(opened);
                     (self.current, self.decoding) = self.decode_if_told(opened, ahead);
                     self.look_ahead();
@@ -147,20 +165,16 @@ impl<F> Driver<F> {
     /// that was of the file opened now, else a decoder started on it.
     fn decode_if_told(
         &mut self,
-        opened: Option<File>,
+        opened: Option<Opening>,
         ahead: Option<Started>,
     ) -> (Option<Reading<F>>, Option<Decoding>) {
-        let Some(file) = opened else {
-            return (None, None);
-        };
-        let started = match self.sources.how() {
-            Some(How::Decoded(None)) => decode::decode(file)
-                .map(|(pipe, decoding)| (Reading::Handle((self.handle)(pipe)), Some(decoding))),
-            Some(How::Decoded(Some(format))) => {
-                match ahead.and_then(|ahead| ahead.if_still(&file, format)) {
+        let started = match (opened, self.sources.how()) {
+            (None, _) => return (None, None),
+            (Some(Opening::Regular(regular)), Some(How::Decoded(Some(format)))) => {
+                match ahead.and_then(|ahead| ahead.if_still(&regular.file, format)) {
                     Some(decoded) => Ok(decoded),
                     None => decode::decode_file(
-                        file,
+                        regular,
                         format,
                         decode::BUFFERS,
                         self.sources.decoder_threads(),
@@ -169,7 +183,18 @@ impl<F> Driver<F> {
                 }
                 .map(|(pieces, decoding)| (Reading::Decoded(pieces), Some(decoding)))
             }
-            _ => Ok((Reading::Handle((self.handle)(file)), None)),
+            (Some(opening), how) => {
+                let file = match opening {
+                    Opening::File(file) => file,
+                    Opening::Regular(regular) => regular.file,
+                };
+                match how {
+                    Some(How::Decoded(None)) => decode::decode(file).map(|(pipe, decoding)| {
+                        (Reading::Handle((self.handle)(pipe)), Some(decoding))
+                    }),
+                    _ => Ok((Reading::Handle((self.handle)(file)), None)),
+                }
+            }
         };
         match started {
             Ok((reading, decoding)) => (Some(reading), decoding),
@@ -197,7 +222,7 @@ impl<F> Driver<F> {
 
     /// Where output goes, to watch while a read waits.
     pub fn output(&self) -> Option<BorrowedFd<'_>> {
-        self.output.as_ref().map(AsFd::as_fd)
+        self.output.as_ref().map(fd::Output::fd)
     }
 
     /// The driver waited as [`Left::Wait`] said: for input, unless `reader_gone`.
@@ -222,9 +247,9 @@ impl<F> Driver<F> {
     /// Starts decoding ahead where a decoder is free ([`Ahead::look`]): after every read, so that
     /// one that ends while the FILE read is being read is followed at once.
     fn look_ahead(&mut self) {
-        let output = self.output.as_ref().map(AsFd::as_fd);
         let read_decoding = self.decoding.as_ref().is_some_and(|read| !read.has_ended());
-        self.ahead.look(self.sources.ahead(), output, read_decoding);
+        self.ahead
+            .look(self.sources.ahead(), self.output.as_ref(), read_decoding);
     }
 
     /// Whether a read now would return at once: where [`Sources`] knows, what it says; else what

@@ -296,12 +296,13 @@ impl Sources {
         let Some(current) = &self.current else {
             return;
         };
-        let name = current.source.name();
+        // Named only on a failure: quoting every FILE's name cost a thousand small FILEs 1 % more.
+        let name = || current.source.name();
         self.to_report = match ended {
             Ok(()) => return,
-            Err(Failure::Reading(error)) => Some(Error::new(format!("reading {name}"), error)),
+            Err(Failure::Reading(error)) => Some(Error::new(format!("reading {}", name()), error)),
             Err(Failure::Decompressing(error)) => {
-                Some(Error::new(format!("{name}: decompressing"), error))
+                Some(Error::new(format!("{}: decompressing", name()), error))
             }
         };
     }

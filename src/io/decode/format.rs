@@ -1,12 +1,11 @@
 //! What a source holds, told by its first bytes: a regular file's read where it stands
 //! ([`sniff_file`]), a stream's as the decoder reads them ([`sniff_stream`]).
 
-use std::fs::File;
-use std::io::{self, Read, Seek};
+use std::io::{self, Read};
 use std::os::unix::fs::FileExt;
 
-use super::Failure;
 use super::streams::{Undecoded, reading};
+use super::{Failure, Regular};
 
 /// What a source holds, by its first bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -179,11 +178,10 @@ fn past_skippable(format: Format) -> Format {
     }
 }
 
-/// What a regular file holds from its offset on, read there without moving the offset: stdin may
-/// be a file that something before read part of, and reading goes on from where it stopped.
+/// What a regular file holds from its offset on, read there without moving the offset.
 /// Skippable frames at its start are passed over with their lengths, unread.
-pub fn sniff_file(file: &File) -> io::Result<Format> {
-    let mut at = (&*file).stream_position()?;
+pub fn sniff_file(source: &Regular) -> io::Result<Format> {
+    let (file, mut at) = (&source.file, source.offset);
     let mut skipped = false;
     loop {
         let mut start = [0; LONGEST_MAGIC];
@@ -253,6 +251,7 @@ pub(super) fn sniff_stream(source: &mut Undecoded) -> Result<(Format, Vec<u8>), 
 
 #[cfg(test)]
 mod tests {
+    use std::fs::File;
     use std::io::{Read, Seek};
 
     use super::*;
@@ -341,26 +340,25 @@ mod tests {
     fn a_file_is_sniffed_where_it_stands() {
         let path = std::env::temp_dir().join(format!("pipelines-sniff-{}", std::process::id()));
         std::fs::write(&path, gzip(b"x\n")).unwrap();
-        let mut file = File::open(&path).unwrap();
-        assert_eq!(sniff_file(&file).unwrap(), Format::Gzip);
+        let regular = |file: &File| Regular::new(file.try_clone().unwrap()).unwrap();
+        let file = File::open(&path).unwrap();
+        assert_eq!(sniff_file(&regular(&file)).unwrap(), Format::Gzip);
         let mut all = Vec::new();
-        file.read_to_end(&mut all).unwrap();
+        (&file).read_to_end(&mut all).unwrap();
         assert_eq!(all, gzip(b"x\n"), "the offset did not move");
         std::fs::write(&path, b"\x1f").unwrap();
-        assert_eq!(
-            sniff_file(&File::open(&path).unwrap()).unwrap(),
-            Format::Plain
-        );
+        let file = File::open(&path).unwrap();
+        assert_eq!(sniff_file(&regular(&file)).unwrap(), Format::Plain);
         std::fs::write(
             &path,
             [&b"plain\n"[..], &zstd::encode_all(&b"z\n"[..], 3).unwrap()].concat(),
         )
         .unwrap();
         let mut file = File::open(&path).unwrap();
-        assert_eq!(sniff_file(&file).unwrap(), Format::Plain);
+        assert_eq!(sniff_file(&regular(&file)).unwrap(), Format::Plain);
         file.seek(io::SeekFrom::Start(6)).unwrap();
         assert_eq!(
-            sniff_file(&file).unwrap(),
+            sniff_file(&regular(&file)).unwrap(),
             Format::Zstd,
             "from the offset on"
         );
