@@ -303,8 +303,8 @@ mod tests {
         other.write_all(b"x").unwrap();
         assert!(!output(&other).is_read_by(&input));
         let (reader, writer) = pipe().unwrap();
-        let pipe = File::from(OwnedFd::from(reader)).metadata().unwrap();
-        assert!(!Output::new(writer.into()).is_read_by(&pipe));
+        let pipe = File::from(reader).metadata().unwrap();
+        assert!(!Output::new(writer).is_read_by(&pipe));
         fs::remove_file(&path).unwrap();
     }
 
