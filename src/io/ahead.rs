@@ -1,8 +1,10 @@
 //! `-z` with more than one decoder (`--decoders`): the compressed regular FILEs after the one
-//! read are decoded ahead, each on a thread of its own, while the one read is rendered, and each
-//! is handed to the driver at its turn, in input order (docs/CONTRACT.md §12.5). Which sources
-//! may be decoded ahead is [`Sources::ahead`](crate::io::sources::Sources::ahead); this is the
-//! I/O that finds which of them are, and keeps their decodings until their turn.
+//! read are decoded ahead while the one read is rendered, and each is handed to the driver at its
+//! turn, in input order (docs/CONTRACT.md §12.5): a large one on a thread of its own; small ones
+//! ([`decode::DECODED_HERE`]), for which a thread each costs more than their decoding, whole, on
+//! one thread in input order, the `Queue`'s, with the reader's help. Which sources may be
+//! decoded ahead is [`Sources::ahead`](crate::io::sources::Sources::ahead); this is the I/O that
+//! finds which of them are, and keeps their decodings until their turn.
 //!
 //! Why only compressed regular files: their bytes are there whenever they are read, so reading
 //! them early reads what their turn would read, and a failure found early can wait for its turn.
@@ -14,10 +16,13 @@
 //! bytes, told when they end.
 
 use std::collections::VecDeque;
-use std::fs::{File, Metadata, OpenOptions};
+use std::fs::{Metadata, OpenOptions};
 use std::num::NonZeroUsize;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-use std::path::Path;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread;
 
 use rustix::fs::OFlags;
 
@@ -32,29 +37,37 @@ pub struct Ahead {
     /// `Some` for each source decoded ahead, `None` for one that is not (stdin, a stream, a plain
     /// or unopenable file).
     looked: VecDeque<Option<Started>>,
-    /// The most decodings under way at once, the one read's among them (`--decoders`).
+    /// The next source to look at, a regular file found waiting for a decoder or for room on the
+    /// queue: looked at by name once, not at every read.
+    waiting: Option<Metadata>,
+    /// The most decodings under way on threads of their own at once, the one read's among them
+    /// (`--decoders`).
     decoders: usize,
     /// The most buffers each decoder ahead holds.
     buffers: usize,
-    /// The most compressed bytes of a file decoded at its turn on the reader's thread.
+    /// The most compressed bytes of a file decoded whole, on the queue.
     decoded_here: u64,
+    /// The thread small files are decoded ahead on, one after another.
+    queue: Queue,
 }
 
 impl Ahead {
-    /// Decodings ahead with up to `decoders` decoding at once.
+    /// Decodings ahead with up to `decoders` decoding at once on threads of their own.
     ///
     /// Each holds `1 / decoders` of [`decode::DECODED_HELD`], and never less than a FILE decoded
     /// at its turn ([`decode::BUFFERS`]). A decoder ahead overlaps its FILE with the one read only
     /// as far as it may hold: on two cores, 16 MiB each, most of a rotated log of tens of MB.
-    /// A compressed file of up to `decoded_here` bytes is not decoded ahead: it costs less on the
-    /// reader's thread at its turn ([`decode::DECODED_HERE`]).
+    /// A compressed file of up to `decoded_here` bytes costs less than a thread: up to
+    /// [`decode::QUEUED`] of them are decoded ahead, whole, on one thread, the queue's.
     pub fn new(decoders: NonZeroUsize, decoded_here: u64) -> Self {
         let each = decode::DECODED_HELD / decode::BUFFER / decoders.get();
         Ahead {
             looked: VecDeque::new(),
+            waiting: None,
             decoders: decoders.get(),
             buffers: each.max(decode::BUFFERS),
             decoded_here,
+            queue: Queue::default(),
         }
     }
 
@@ -66,35 +79,60 @@ impl Ahead {
 
     /// The next source's turn has come: its decoding ahead, if it has one.
     pub fn take_turn(&mut self) -> Option<Started> {
+        if self.looked.is_empty() {
+            // What waited was the source whose turn it is.
+            self.waiting = None;
+        }
         self.looked.pop_front().flatten()
     }
 
     /// Looks at the sources in `window` (those after the one open that may be decoded ahead, in
     /// order) not yet looked at, and starts decoding each that is a compressed regular file and
-    /// not the output, while fewer than `decoders` decodings are under way, the one read's among
-    /// them if `read_decoding`. Called at each turn and after each read, so that a decoder that
-    /// has ended leaves its core to the next FILE at once: on two cores a FILE decoded whole
-    /// ahead was otherwise rendered at its turn beside one decoder, and the other core idled.
+    /// not the output: a small one on the queue while it holds fewer than [`decode::QUEUED`],
+    /// any other among the next `decoders` while fewer than `decoders` decodings are under way on
+    /// threads of their own, the one read's among them if `read_decoding`. Called at each turn
+    /// and after each read, so that a decoder that has ended leaves its core to the next FILE at
+    /// once: on two cores a FILE decoded whole ahead was otherwise rendered at its turn beside
+    /// one decoder, and the other core idled.
     pub fn look<'a>(
         &mut self,
         window: impl Iterator<Item = &'a Source>,
         output: Option<&fd::Output>,
         read_decoding: bool,
     ) {
-        let under_way = self.looked.iter().flatten();
+        let started = || self.looked.iter().flatten();
         let mut decoding = usize::from(read_decoding)
-            + under_way
-                .filter(|started| !started.decoding.has_ended())
+            + started()
+                .filter(|started| started.under_way_alone())
                 .count();
-        for source in window.skip(self.looked.len()) {
-            if decoding >= self.decoders {
-                return;
-            }
-            let started = match source {
-                Source::File(path) => start(path, output, self.buffers, self.decoded_here),
-                Source::Stdin => None,
+        let mut queued = started().filter(|started| started.is_queued()).count();
+        for (at, source) in window.enumerate().skip(self.looked.len()) {
+            let Source::File(path) = source else {
+                self.looked.push_back(None);
+                continue;
             };
-            decoding += usize::from(started.is_some());
+            // Looked at before it is opened: opening a FIFO for reading, even without waiting,
+            // would let a writer that waits for a reader go on, and closing it would then break
+            // the writer's pipe.
+            let metadata = self.waiting.take().or_else(|| std::fs::metadata(path).ok());
+            let Some(metadata) = metadata.filter(|metadata| Identity::of(metadata).is_some())
+            else {
+                self.looked.push_back(None);
+                continue;
+            };
+            let started = match metadata.len() <= self.decoded_here {
+                true if queued < decode::QUEUED => self.queue.decode(path, output),
+                false if at < self.decoders && decoding < self.decoders => {
+                    start_alone(path, output, self.buffers)
+                }
+                _ => {
+                    self.waiting = Some(metadata);
+                    return;
+                }
+            };
+            // Under way, just started, even if it has already ended.
+            decoding += usize::from(matches!(started, Some(Started::Alone(_))));
+            queued += usize::from(started.as_ref().is_some_and(Started::is_queued));
             self.looked.push_back(started);
         }
     }
@@ -111,8 +149,8 @@ struct Identity {
 }
 
 impl Identity {
-    /// `file`'s, if it is a regular file that holds something: a `/proc` file says it holds
-    /// nothing, and is read only at its turn.
+    /// A file's, from its `metadata`, if it is a regular file that holds something: a `/proc`
+    /// file says it holds nothing, and is read only at its turn.
     fn of(metadata: &Metadata) -> Option<Identity> {
         (metadata.is_file() && metadata.size() > 0).then(|| Identity {
             device: metadata.dev(),
@@ -125,7 +163,16 @@ impl Identity {
 
 /// A file's decoding, started ahead of its turn.
 #[derive(Debug)]
-pub struct Started {
+pub enum Started {
+    /// On a thread of its own.
+    Alone(Found),
+    /// On the queue's thread, after the small files before it.
+    Queued(Queued),
+}
+
+/// A file opened, sniffed and decoding ahead.
+#[derive(Debug)]
+pub struct Found {
     identity: Identity,
     format: Format,
     decoded: DecodedFile,
@@ -133,36 +180,34 @@ pub struct Started {
 }
 
 impl Started {
-    /// The decoded bytes and the decoding, if `file`, opened at its turn and sniffed as
-    /// `format`, is the file decoded ahead, unchanged since: the same device, inode, size and
-    /// modification time. Else `None`, and the decoding ahead is dropped (its thread ends).
-    pub fn if_still(self, file: &File, format: Format) -> Option<(DecodedFile, Decoding)> {
-        let same = format == self.format
-            && file
-                .metadata()
-                .ok()
-                .and_then(|metadata| Identity::of(&metadata))
-                == Some(self.identity);
-        same.then_some((self.decoded, self.decoding))
+    /// The decoded bytes and the decoding, if the file opened at its turn, whose `metadata` this
+    /// is, sniffed as `format`, is the file decoded ahead, unchanged since: the same device,
+    /// inode, size and modification time. Else `None`, and the decoding ahead is dropped (its
+    /// thread ends). A file on the queue is waited for; `None` too where the queue did not
+    /// decode it (it decodes to more than the queue keeps), and it is decoded at its turn.
+    pub fn if_still(self, metadata: &Metadata, format: Format) -> Option<(DecodedFile, Decoding)> {
+        let found = match self {
+            Started::Alone(found) => found,
+            Started::Queued(queued) => queued.take()?,
+        };
+        let same = format == found.format && Identity::of(metadata) == Some(found.identity);
+        same.then_some((found.decoded, found.decoding))
+    }
+
+    /// Whether it decodes on a thread of its own that has not ended.
+    fn under_way_alone(&self) -> bool {
+        matches!(self, Started::Alone(found) if !found.decoding.has_ended())
+    }
+
+    fn is_queued(&self) -> bool {
+        matches!(self, Started::Queued(_))
     }
 }
 
-/// Starts decoding `path` ahead, holding up to `buffers`, if it is a compressed regular file and
-/// not the output; else `None`, whatever failed.
-fn start(
-    path: &Path,
-    output: Option<&fd::Output>,
-    buffers: usize,
-    decoded_here: u64,
-) -> Option<Started> {
-    // Looked at before it is opened: opening a FIFO for reading, even without waiting, would let
-    // a writer that waits for a reader go on, and closing it would then break the writer's pipe.
-    let metadata = std::fs::metadata(path).ok()?;
-    // A small file is decoded at its turn on the reader's thread, at less than a thread's cost.
-    if !metadata.is_file() || metadata.len() <= decoded_here {
-        return None;
-    }
-    // Non-blocking, in case the name now leads to a FIFO: the open must never wait.
+/// Opens `path` (non-blocking, in case the name now leads to a FIFO: the open must never wait)
+/// and sniffs it, if it is a compressed regular file and not the output: the file, what it was,
+/// and its format.
+fn open(path: &Path, output: Option<(u64, u64)>) -> Option<(Regular, Identity, Format)> {
     let file = OpenOptions::new()
         .read(true)
         .custom_flags(OFlags::NONBLOCK.bits() as i32)
@@ -170,28 +215,281 @@ fn start(
         .ok()?;
     let metadata = file.metadata().ok()?;
     let identity = Identity::of(&metadata)?;
-    if output.is_some_and(|output| output.is_read_by(&metadata)) {
+    if output == Some((identity.device, identity.inode)) {
         return None;
     }
     // Opened by name: read from its start.
     let file = Regular::at(file, 0, metadata.len());
     let format = decode::sniff_file(&file).ok()?;
-    if format == Format::Plain {
-        return None;
-    }
+    (format != Format::Plain).then_some((file, identity, format))
+}
+
+/// Starts decoding `path` ahead on a thread of its own, holding up to `buffers`, if it is a
+/// compressed regular file and not the output; else `None`, whatever failed.
+fn start_alone(path: &Path, output: Option<&fd::Output>, buffers: usize) -> Option<Started> {
+    let (file, identity, format) = open(path, output.and_then(fd::Output::file))?;
     decode::slices::ask_short();
     let (decoded, decoding) =
         decode::decode_file(file, format, buffers, NonZeroUsize::MIN, 0).ok()?;
-    Some(Started {
+    Some(Started::Alone(Found {
         identity,
         format,
         decoded,
         decoding,
-    })
+    }))
+}
+
+/// Small FILEs decoded ahead, whole, by two hands: a thread of the queue's own, which takes them
+/// in input order, and the reader, which at a FILE's turn decodes it itself if the thread has not
+/// begun it, and while the thread decodes it, decodes the next one the thread has not begun. A
+/// thread each cost more than their decoding; decoded at their turns on the reader's thread they
+/// kept the other core idle; and a reader that only waited for the thread, faster than the
+/// decoding, waited for every FILE and was woken for each.
+#[derive(Debug, Default)]
+struct Queue {
+    /// Shared with the thread once it is started.
+    shared: Option<Arc<Shared>>,
+}
+
+/// What the queue's thread and the reader share.
+#[derive(Debug, Default)]
+struct Shared {
+    state: Mutex<State>,
+    /// The thread waits here for a FILE to decode.
+    given: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// The FILEs given, in input order, that nobody has begun.
+    pending: VecDeque<Arc<Slot>>,
+    /// The thread waits for a FILE: tell it.
+    idle: bool,
+    /// The queue is dropped: the thread ends.
+    closed: bool,
+}
+
+/// One FILE given to the queue, and where its decoding stands.
+#[derive(Debug)]
+struct Slot {
+    path: PathBuf,
+    /// The output's file (device, inode): not decoded ahead.
+    output: Option<(u64, u64)>,
+    stands: Mutex<Stands>,
+    /// The reader waits here for the thread to finish this FILE.
+    finished: Condvar,
+}
+
+#[derive(Debug)]
+enum Stands {
+    /// Nobody has begun it.
+    Pending,
+    /// The thread decodes it; `waited` when the reader waits for it.
+    Begun { waited: bool },
+    /// Decoded ahead (or found not to be decodable ahead: `None`).
+    Done(Option<Found>),
+    /// Taken at its turn.
+    Taken,
+}
+
+impl Slot {
+    /// Begins this FILE if nobody has: whether it was begun here.
+    fn begin(&self, by_thread: bool) -> bool {
+        let mut stands = lock(&self.stands);
+        let pending = matches!(*stands, Stands::Pending);
+        if pending {
+            *stands = match by_thread {
+                true => Stands::Begun { waited: false },
+                false => Stands::Taken,
+            };
+        }
+        pending
+    }
+
+    /// Decodes this FILE, begun by the thread, and tells the reader if it waits. A panic is
+    /// caught: the FILE is then decoded at its turn, where its failure is told.
+    fn decode(&self) {
+        let found = catch_unwind(AssertUnwindSafe(|| {
+            let (file, identity, format) = open(&self.path, self.output)?;
+            let (decoded, decoding) = decode::decode_small(file, format).ok()??;
+            Some(Found {
+                identity,
+                format,
+                decoded,
+                decoding,
+            })
+        }));
+        let mut stands = lock(&self.stands);
+        let waited = matches!(*stands, Stands::Begun { waited: true });
+        *stands = Stands::Done(found.ok().flatten());
+        drop(stands);
+        if waited {
+            self.finished.notify_one();
+        }
+    }
+}
+
+/// A FILE's decoding on the queue, taken at its turn.
+#[derive(Debug)]
+pub struct Queued {
+    slot: Arc<Slot>,
+    shared: Arc<Shared>,
+}
+
+impl Queued {
+    /// What the queue found and decoded of the FILE, waiting while the thread decodes it and
+    /// meanwhile decoding the next FILE nobody has begun; `None` where nobody had begun it (it is
+    /// then decoded at its turn, on this thread, as any small FILE) or it could not be decoded
+    /// ahead.
+    fn take(self) -> Option<Found> {
+        if self.slot.begin(false) {
+            return None;
+        }
+        loop {
+            let mut stands = lock(&self.slot.stands);
+            match std::mem::replace(&mut *stands, Stands::Taken) {
+                Stands::Done(found) => return found,
+                Stands::Begun { .. } => {
+                    *stands = Stands::Begun { waited: true };
+                    drop(stands);
+                    // Help rather than wait, while there is a FILE nobody has begun.
+                    if let Some(next) = self.shared.next_pending() {
+                        next.decode();
+                        continue;
+                    }
+                    let stands = lock(&self.slot.stands);
+                    let _finished = self
+                        .slot
+                        .finished
+                        .wait_while(stands, |stands| matches!(stands, Stands::Begun { .. }))
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                }
+                other => {
+                    *stands = other;
+                    return None;
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Queued {
+    /// A FILE dropped at its turn (not compressed after all, or gone) is not begun after.
+    fn drop(&mut self) {
+        self.slot.begin(false);
+    }
+}
+
+impl Shared {
+    /// The first FILE nobody has begun, begun by the thread (the reader helping decodes it as
+    /// the thread would).
+    fn next_pending(&self) -> Option<Arc<Slot>> {
+        let mut state = lock(&self.state);
+        while let Some(slot) = state.pending.pop_front() {
+            if slot.begin(true) {
+                return Some(slot);
+            }
+        }
+        None
+    }
+
+    /// The thread: decodes each FILE given that nobody has begun, in order, until the queue is
+    /// dropped.
+    fn decode_given(&self) {
+        loop {
+            let mut state = lock(&self.state);
+            let slot = loop {
+                if state.closed {
+                    return;
+                }
+                match state.pending.pop_front() {
+                    Some(slot) if slot.begin(true) => break slot,
+                    Some(_) => {}
+                    None => {
+                        state.idle = true;
+                        state = self
+                            .given
+                            .wait_while(state, |state| state.pending.is_empty() && !state.closed)
+                            .unwrap_or_else(std::sync::PoisonError::into_inner);
+                        state.idle = false;
+                    }
+                }
+            };
+            drop(state);
+            slot.decode();
+        }
+    }
+}
+
+/// `mutex`'s guard, poisoned or not: a panic while it was held left nothing half done that
+/// matters here (a FILE it was decoding is then decoded at its turn).
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl Queue {
+    /// Gives `path` to the queue to open and decode, if it is a compressed regular file and not
+    /// the output; `None` where the queue's thread cannot be started.
+    fn decode(&mut self, path: &Path, output: Option<&fd::Output>) -> Option<Started> {
+        let shared = match &self.shared {
+            Some(shared) => shared,
+            None => {
+                let shared = Arc::new(Shared::default());
+                let theirs = shared.clone();
+                thread::Builder::new()
+                    .name("decode queued".to_owned())
+                    .spawn(move || theirs.decode_given())
+                    .ok()?;
+                self.shared.insert(shared)
+            }
+        };
+        let queued = Shared::give(shared, path, output.and_then(fd::Output::file));
+        Some(Started::Queued(queued))
+    }
+}
+
+impl Shared {
+    /// Gives `path` to the thread, after what it was given before.
+    fn give(shared: &Arc<Shared>, path: &Path, output: Option<(u64, u64)>) -> Queued {
+        let slot = Arc::new(Slot {
+            path: path.to_owned(),
+            output,
+            stands: Mutex::new(Stands::Pending),
+            finished: Condvar::new(),
+        });
+        let mut state = lock(&shared.state);
+        state.pending.push_back(slot.clone());
+        let idle = state.idle;
+        drop(state);
+        if idle {
+            shared.given.notify_one();
+        }
+        Queued {
+            slot,
+            shared: shared.clone(),
+        }
+    }
+}
+
+impl Drop for Queue {
+    fn drop(&mut self) {
+        if let Some(shared) = &self.shared {
+            let mut state = lock(&shared.state);
+            state.closed = true;
+            // What the reader will never take.
+            state.pending.clear();
+            drop(state);
+            shared.given.notify_one();
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::fs;
+
     use super::*;
     use crate::io::testing::{self, gzip};
 
@@ -246,7 +544,7 @@ mod tests {
         let (decoded, decoding) = ahead
             .take_turn()
             .unwrap()
-            .if_still(&File::open(a).unwrap(), Format::Gzip)
+            .if_still(&fs::metadata(a).unwrap(), Format::Gzip)
             .expect("the same file, unchanged");
         assert_eq!(read_all(decoded), b"a\n");
         assert!(decoding.finish().is_ok());
@@ -255,14 +553,92 @@ mod tests {
         // The turns of the six between, none decoded ahead, then b's.
         let started = (1..window.len()).find_map(|_| ahead.take_turn()).unwrap();
         std::fs::write(b, gzip(b"b, rewritten\n")).unwrap();
-        let rewritten = File::open(b).unwrap();
+        let rewritten = fs::metadata(b).unwrap();
         assert!(started.if_still(&rewritten, Format::Gzip).is_none());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    /// FILEs named `0.gz`, `1.gz`, … in a directory of their own, each holding its number.
+    fn numbered(dir: &str, count: usize) -> Vec<PathBuf> {
+        let dir = testing::path(dir);
+        fs::create_dir_all(&dir).unwrap();
+        (0..count)
+            .map(|k| {
+                let path = dir.join(format!("{k}.gz"));
+                fs::write(&path, gzip(format!("{k}\n").as_bytes())).unwrap();
+                path
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_small_file_nobody_began_is_decoded_at_its_turn_and_the_reader_helps_while_it_waits() {
+        let paths = numbered("ahead-queue-hands", 3);
+        // No thread: this test plays it.
+        let shared = Arc::new(Shared::default());
+        let mut given = paths.iter().map(|path| Shared::give(&shared, path, None));
+        let (zero, one, two) = (
+            given.next().unwrap(),
+            given.next().unwrap(),
+            given.next().unwrap(),
+        );
+        assert!(zero.take().is_none(), "nobody began 0: decoded at its turn");
+        let begun = shared.next_pending().expect("the thread's next");
+        assert_eq!(begun.path, paths[1], "0, taken at its turn, is passed over");
+        let two_slot = two.slot.clone();
+        let reader = thread::spawn(move || one.take());
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !matches!(*lock(&two_slot.stands), Stands::Done(Some(_))) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the reader, waiting for 1, decodes 2"
+            );
+            thread::yield_now();
+        }
+        begun.decode();
+        let found = reader.join().unwrap().expect("1, decoded by the thread");
+        assert_eq!(read_all(found.decoded), b"1\n");
+        let found = two.take().expect("2, decoded by the reader");
+        assert_eq!(read_all(found.decoded), b"2\n");
+        assert!(shared.next_pending().is_none(), "nothing left to begin");
+        fs::remove_dir_all(paths[0].parent().unwrap()).unwrap();
+    }
+
+    #[test]
+    fn small_files_are_decoded_ahead_on_the_queue_and_a_changed_one_at_its_turn() {
+        let paths = numbered("ahead-queue", decode::QUEUED + 2);
+        let window: Vec<Source> = paths.iter().cloned().map(Source::File).collect();
+        let mut ahead = Ahead::new(NonZeroUsize::new(2).unwrap(), decode::DECODED_HERE);
+        ahead.look(window.iter(), None, true);
+        assert_eq!(
+            ahead.looked_at(),
+            decode::QUEUED,
+            "as many as the queue holds"
+        );
+        assert!(ahead.looked.iter().flatten().all(Started::is_queued));
+        fs::write(&paths[0], gzip(b"0, rewritten\n")).unwrap();
+        let rewritten = fs::metadata(&paths[0]).unwrap();
+        let started = ahead.take_turn().unwrap();
+        assert!(started.if_still(&rewritten, Format::Gzip).is_none());
+        for (k, path) in paths.iter().enumerate().take(decode::QUEUED).skip(1) {
+            let started = ahead.take_turn().unwrap();
+            // `None` where the thread had not begun it: decoded at its turn.
+            if let Some((decoded, decoding)) =
+                started.if_still(&fs::metadata(path).unwrap(), Format::Gzip)
+            {
+                assert_eq!(read_all(decoded), format!("{k}\n").as_bytes());
+                assert!(decoding.finish().is_ok());
+            }
+        }
+        fs::remove_dir_all(paths[0].parent().unwrap()).unwrap();
+    }
+
     /// Whether the decoding of the `k`th source looked at ends.
     fn ends(ahead: &Ahead, k: usize) -> bool {
-        testing::ends(&ahead.looked[k].as_ref().expect("decoded ahead").decoding)
+        match ahead.looked[k].as_ref().expect("decoded ahead") {
+            Started::Alone(found) => testing::ends(&found.decoding),
+            Started::Queued(_) => panic!("decoded on the queue"),
+        }
     }
 
     #[test]
@@ -284,7 +660,19 @@ mod tests {
         assert_eq!(ahead.looked.len(), 2, "a's has ended: b's starts");
         assert!(ends(&ahead, 1));
         ahead.look(window.iter(), None, false);
-        assert_eq!(ahead.looked.len(), 3, "the one read's has ended too");
+        assert_eq!(
+            ahead.looked.len(),
+            2,
+            "the one read's has ended too, but c is not among the next two"
+        );
+        assert!(ahead.take_turn().is_some(), "a's turn");
+        ahead.look(window[1..].iter(), None, false);
+        assert_eq!(
+            ahead.looked.len(),
+            2,
+            "b's and, now among the next two, c's"
+        );
+        assert!(ends(&ahead, 1));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

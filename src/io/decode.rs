@@ -13,7 +13,9 @@
 //! Why a thread: on two cores the decoder, at a tenth of the renderer's speed or less, is most of
 //! the cost, so it runs beside the rendering and the rendering hides behind it.
 //! A small regular file ([`DECODED_HERE`]) is the exception: a thread and its hand-offs cost more
-//! than decoding it, so it is decoded on the reader's thread, whole, at its turn.
+//! than decoding it, so it is decoded whole, at its turn on the reader's thread, or ahead of it on
+//! one thread that small FILEs share ([`decode_small`], called by
+//! [`ahead`](crate::io::ahead)).
 //!
 //! Why two ways to hand the bytes on: a regular file is never live, so its decoded bytes go in
 //! whole buffers over a bounded channel ([`decode_file`], read with [`DecodedFile`]), recycled,
@@ -54,7 +56,7 @@ mod whole;
 pub use format::{Format, sniff_file};
 use frames::Parts;
 pub use handoff::DecodedFile;
-use handoff::{Buffers, BuffersOut, Filling, Kept, Out, PipeOut, ToReader, spare};
+use handoff::{Buffers, BuffersOut, Decoded, Filling, Kept, Out, PipeOut, ToReader, spare};
 use streams::{Undecoded, incomplete_frame, run};
 
 /// A regular file to sniff and decode: read from `offset` on (stdin may be a file that something
@@ -156,7 +158,7 @@ pub fn decode(source: File) -> io::Result<(File, Decoding)> {
 }
 
 /// Starts decoding a regular file that holds `format` (sniffed with [`sniff_file`]): where it
-/// holds at most `here` bytes from its offset on, on this thread (`decode_here`), else on a
+/// holds at most `here` bytes from its offset on, whole on this thread (`decode_whole`), else on a
 /// thread of its own, holding at most `buffers` decoded buffers (at least one) that the reader has not
 /// taken, with up to `threads` decoders where its parts decode apart (zstd frames, BGZF members,
 /// an xz stream's blocks; CONTRACT §12.4): returns its decoded bytes, handed over in memory and in
@@ -168,9 +170,12 @@ pub fn decode_file(
     threads: NonZeroUsize,
     here: u64,
 ) -> io::Result<(DecodedFile, Decoding)> {
-    let source = match decode_here(source, format, here)? {
-        Ok(decoded) => return Ok(decoded),
-        Err(source) => source,
+    let source = match source.len <= here {
+        true => match decode_whole(source, format)? {
+            Ok(whole) => return Ok(whole.handed_over()),
+            Err(file) => file,
+        },
+        false => source.file,
     };
     let buffers = buffers.max(1);
     let parts = Parts::of(format);
@@ -193,29 +198,49 @@ pub fn decode_file(
     Ok((DecodedFile::new(full, to_decoder), decoding))
 }
 
-/// The most compressed bytes of a regular file that `decode_here` decodes: a thread, its
-/// channels and their hand-offs cost more than decoding this much, about 2 ms of ISA-L's.
+/// The most compressed bytes of a regular file decoded whole (`decode_whole`), on the
+/// reader's thread at its turn or on one thread ahead of it ([`decode_small`]): a thread of its own, its channels
+/// and their hand-offs cost more than decoding this much, about 2 ms of ISA-L's.
 pub const DECODED_HERE: u64 = 256 << 10;
 
-/// The most a file decoded here may decode to, in [`BUFFER`]s: a file that decodes to more is
-/// decoded again on a thread, from its start, as any other, and the work here is lost (a file of
+/// The most a file decoded whole may decode to, in [`BUFFER`]s: a file that decodes to more is
+/// decoded again on a thread, from its start, as any other, and the work is lost (a file of
 /// [`DECODED_HERE`] bytes would decode at more than 16 times its size).
 const KEPT_HERE: usize = 16;
 
-/// Decodes `source`, holding `format` from its offset on, on this thread and whole, where it
-/// is small ([`DECODED_HERE`]), into buffers its reader then takes as it would a thread's: a
-/// FILE costs its bytes' decoding, not a thread and hand-offs (a thousand FILEs of 8 KB took
-/// longer than `zcat` on them). Where it is larger, or decodes to more than
-/// [`KEPT_HERE`] buffers, the file is handed back, its offset where it was.
-fn decode_here(
-    source: Regular,
-    format: Format,
-    here: u64,
-) -> io::Result<Result<(DecodedFile, Decoding), File>> {
-    let Regular { file, offset, len } = source;
-    if len > here {
-        return Ok(Err(file));
+/// The most small FILEs decoded ahead ([`decode_small`]), decoded or to decode, that their reader
+/// has not taken: each decoded whole may hold up to `KEPT_HERE` buffers (4 MiB), and together no
+/// more than [`DECODED_HELD`].
+pub const QUEUED: usize = DECODED_HELD / (KEPT_HERE * BUFFER);
+
+/// A small file decoded whole: its decoded buffers and how decoding ended.
+#[derive(Debug)]
+struct Whole {
+    kept: Vec<Decoded>,
+    ended: Result<(), Failure>,
+}
+
+impl Whole {
+    /// The buffers handed to a reader as a decoding thread's come, and how decoding ended.
+    fn handed_over(self) -> (DecodedFile, Decoding) {
+        let (to_reader, full) = bounded(self.kept.len().max(1));
+        self.kept.into_iter().for_each(|buffer| {
+            let _ = to_reader.send(buffer);
+        });
+        // Buffers the reader hands back go spare: nothing here takes them.
+        let (to_nobody, _) = bounded(0);
+        let (tell, told) = bounded(1);
+        let _ = tell.send(self.ended);
+        (DecodedFile::new(full, to_nobody), Decoding { ended: told })
     }
+}
+
+/// Decodes `source` whole on this thread, into recycled buffers: a small FILE costs its bytes'
+/// decoding, not a thread and hand-offs (a thousand FILEs of 8 KB took longer than `zcat` on
+/// them). Where it decodes to more than [`KEPT_HERE`] buffers, the file is handed back, its
+/// offset where it was.
+fn decode_whole(source: Regular, format: Format) -> io::Result<Result<Whole, File>> {
+    let Regular { file, offset, len } = source;
     let mut out = Filling::new(Kept {
         buffers: Vec::new(),
         most: KEPT_HERE,
@@ -227,27 +252,25 @@ fn decode_here(
     let ended = caught(|| run(reading, Some(format), ONE, &mut out));
     out.flush();
     let kept = std::mem::take(&mut out.buffers.buffers);
-    if out.buffers.overflowed {
-        kept.into_iter().for_each(|decoded| spare(decoded.bytes));
-        // `run` has dropped its share: the file is whole again (a panic caught there dropped it
-        // as it unwound).
-        let mut file =
-            Arc::into_inner(shared).ok_or_else(|| io::Error::other("file still shared"))?;
-        file.seek(io::SeekFrom::Start(offset))?;
-        return Ok(Err(file));
+    if !out.buffers.overflowed {
+        return Ok(Ok(Whole { kept, ended }));
     }
-    let (to_reader, full) = bounded(kept.len().max(1));
-    kept.into_iter().for_each(|buffer| {
-        let _ = to_reader.send(buffer);
-    });
-    // Buffers the reader hands back go spare: nothing here takes them.
-    let (to_nobody, _) = bounded(0);
-    let (tell, told) = bounded(1);
-    let _ = tell.send(ended);
-    Ok(Ok((
-        DecodedFile::new(full, to_nobody),
-        Decoding { ended: told },
-    )))
+    kept.into_iter().for_each(|decoded| spare(decoded.bytes));
+    // `run` has dropped its share: the file is whole again (a panic caught there dropped it as it
+    // unwound).
+    let mut file = Arc::into_inner(shared).ok_or_else(|| io::Error::other("file still shared"))?;
+    file.seek(io::SeekFrom::Start(offset))?;
+    Ok(Err(file))
+}
+
+/// Decodes the small regular file `source`, holding `format`, whole on this thread, as
+/// [`decode_file`] decodes one at its turn: its decoded bytes and how decoding ended, or `None`
+/// where it decodes to more than a FILE decoded whole may (it is then to be decoded as any other).
+pub fn decode_small(
+    source: Regular,
+    format: Format,
+) -> io::Result<Option<(DecodedFile, Decoding)>> {
+    Ok(decode_whole(source, format)?.ok().map(Whole::handed_over))
 }
 
 /// How many of `threads` decode a file's zstd frames or BGZF members at once: every one, or none

@@ -7,7 +7,7 @@
 //! ([`Ahead`]) and takes each at its FILE's turn, where a decoder would start, so that neither
 //! driver's loop knows of them.
 
-use std::fs::File;
+use std::fs::{File, Metadata};
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
@@ -50,15 +50,15 @@ fn open(
         is_output,
         format: Some(decode::sniff_file(&regular)?),
     };
-    Ok((Opening::Regular(regular), opened))
+    Ok((Opening::Regular(regular, metadata), opened))
 }
 
 /// A source just opened: a regular file sniffed under `-z` keeps what was found of it for its
-/// decoder.
+/// decoder, and to tell whether its decoding ahead is of it.
 #[derive(Debug)]
 enum Opening {
     File(File),
-    Regular(Regular),
+    Regular(Regular, Metadata),
 }
 
 /// The open source as a driver reads it: a handle to read (the source itself, or its decoder's
@@ -170,8 +170,8 @@ impl<F> Driver<F> {
     ) -> (Option<Reading<F>>, Option<Decoding>) {
         let started = match (opened, self.sources.how()) {
             (None, _) => return (None, None),
-            (Some(Opening::Regular(regular)), Some(How::Decoded(Some(format)))) => {
-                match ahead.and_then(|ahead| ahead.if_still(&regular.file, format)) {
+            (Some(Opening::Regular(regular, metadata)), Some(How::Decoded(Some(format)))) => {
+                match ahead.and_then(|ahead| ahead.if_still(&metadata, format)) {
                     Some(decoded) => Ok(decoded),
                     None => decode::decode_file(
                         regular,
@@ -186,7 +186,7 @@ impl<F> Driver<F> {
             (Some(opening), how) => {
                 let file = match opening {
                     Opening::File(file) => file,
-                    Opening::Regular(regular) => regular.file,
+                    Opening::Regular(regular, _) => regular.file,
                 };
                 match how {
                     Some(How::Decoded(None)) => decode::decode(file).map(|(pipe, decoding)| {

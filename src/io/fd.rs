@@ -161,6 +161,11 @@ impl Output {
         self.file.as_fd()
     }
 
+    /// Its file, as device and inode, if it could be found.
+    pub fn file(&self) -> Option<(u64, u64)> {
+        self.metadata.as_ref().map(|out| (out.dev(), out.ino()))
+    }
+
     /// Whether reading `input` (an open file's metadata) would read what is written here, by
     /// `cat`'s rule: both the same regular file, and the output either appending or positioned
     /// before the input's end. Reading it would then never end, or read back its own output.

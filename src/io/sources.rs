@@ -11,8 +11,9 @@
 //!   stdin; a FILE named twice is read twice.
 //! - A source that cannot be opened or read is reported and skipped (the binaries then end with
 //!   status 1); the rest is still read.
-//! - A source that is the output itself ([`fd::is_output`](crate::io::fd::is_output)) is refused,
-//!   as `cat` refuses it: reading it would never end, or read back its own output.
+//! - A source that is the output itself
+//!   ([`Output::is_read_by`](crate::io::fd::Output::is_read_by)) is refused, as `cat` refuses it:
+//!   reading it would never end, or read back its own output.
 //! - A read that may wait watches the output meanwhile when it is a pipe, the one kind of output
 //!   whose reader can go away: the wait ends on input or on the reader going, and then the input
 //!   stops with a broken pipe, so `(echo a; sleep 30) | BIN | head -1` ends when `head` does. A
@@ -143,7 +144,8 @@ pub struct Sources {
     decompress: bool,
     /// Under `-z`, how many sources may be decoding at once: the one read and those after it.
     decoders: NonZeroUsize,
-    /// Under `-z`, the most compressed bytes of a regular file decoded on the reading thread.
+    /// Under `-z`, the most compressed bytes of a regular file decoded whole, at its turn on the
+    /// reading thread or ahead of it with the small FILEs.
     decoded_here: u64,
 }
 
@@ -194,13 +196,14 @@ impl Sources {
         self.decoders = NonZeroUsize::new(decoders).unwrap_or(NonZeroUsize::MIN);
     }
 
-    /// Under `-z`, decodes a compressed regular file of up to `bytes` on the reading thread, at
-    /// its turn, rather than on a thread of its own ([`DECODED_HERE`](crate::io::decode::DECODED_HERE) unless told).
+    /// Under `-z`, decodes a compressed regular file of up to `bytes` whole, at its turn on the
+    /// reading thread or ahead of it on the thread small FILEs share, rather than on a thread of
+    /// its own ([`DECODED_HERE`](crate::io::decode::DECODED_HERE) unless told).
     pub fn decode_here(&mut self, bytes: u64) {
         self.decoded_here = bytes;
     }
 
-    /// The most compressed bytes of a regular file decoded on the reading thread.
+    /// The most compressed bytes of a regular file decoded whole.
     pub fn decoded_here(&self) -> u64 {
         self.decoded_here
     }
@@ -213,13 +216,15 @@ impl Sources {
     }
 
     /// The sources after the one opening that may be decoded ahead, in order: under `-z` with
-    /// more than one decoder the next `decoders`, else none; as many decoders ahead as could all
-    /// be busy once the one read has ended. Which of them are decoded ahead (compressed regular
-    /// files only), and when, is for the driver to find, and nothing it finds is reported: each is
-    /// opened again at its turn, and only then told to [`opened`](Self::opened).
+    /// more than one decoder the next `decoders` (as many decoders ahead as could all be busy
+    /// once the one read has ended), or [`QUEUED`](crate::io::decode::QUEUED) if more (as many
+    /// small FILEs as are decoded ahead on one thread), else none. Which of them are decoded ahead
+    /// (compressed regular files only), and when, is for the driver to find, and nothing it finds
+    /// is reported: each is opened again at its turn, and only then told to
+    /// [`opened`](Self::opened).
     pub fn ahead(&self) -> impl Iterator<Item = &Source> {
         let window = match self.decompress && self.decoders.get() > 1 {
-            true => self.decoders.get(),
+            true => self.decoders.get().max(crate::io::decode::QUEUED),
             false => 0,
         };
         self.unopened.iter().rev().take(window)
@@ -559,26 +564,36 @@ mod tests {
     }
 
     #[test]
-    fn under_z_the_next_decoders_sources_may_be_decoded_ahead() {
-        let mut sources = sources(&["a", "b", "-", "c", "d"]);
+    fn under_z_the_next_decoders_or_queued_sources_may_be_decoded_ahead() {
+        let names = ["a", "b", "-", "c", "d", "e", "f", "g", "h", "i", "j"];
+        let mut sources = sources(&names);
         sources.decoders(3);
         assert_eq!(ahead(&sources), [] as [String; 0], "without -z none");
         sources.decompress(true);
-        assert_eq!(ahead(&sources), ["a", "b", "stdin"], "before any opens");
+        let queued = crate::io::decode::QUEUED;
+        let named = |names: &[&str]| {
+            names
+                .iter()
+                .map(|name| name.replace('-', "stdin"))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            ahead(&sources),
+            named(&names[..queued]),
+            "before any opens, as many as the queue holds"
+        );
         open(&mut sources, "a", Ok(FILE));
         assert_eq!(
             ahead(&sources),
-            ["b", "stdin", "c"],
+            named(&names[1..=queued]),
             "those after the one opening"
         );
-        sources.read(Ok(0));
-        open(&mut sources, "b", Ok(FILE));
-        assert_eq!(ahead(&sources), ["stdin", "c", "d"]);
-        sources.read(Ok(0));
-        open(&mut sources, "stdin", Ok(PIPE));
-        sources.read(Ok(0));
-        open(&mut sources, "c", Ok(FILE));
-        assert_eq!(ahead(&sources), ["d"], "up to the last");
+        sources.decoders(10);
+        assert_eq!(
+            ahead(&sources),
+            named(&names[1..]),
+            "as many as the decoders, when more, up to the last"
+        );
         sources.decoders(1);
         assert_eq!(
             ahead(&sources),

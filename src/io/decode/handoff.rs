@@ -260,7 +260,7 @@ impl Drop for ToReader {
 }
 
 /// A small file's decoded bytes, kept whole in memory: at most `most` buffers, after which there
-/// is no more room, as if the reader had gone ([`decode_here`](super::decode_here)).
+/// is no more room, as if the reader had gone ([`decode_whole`](super::decode_whole)).
 pub(super) struct Kept {
     pub(super) buffers: Vec<Decoded>,
     pub(super) most: usize,

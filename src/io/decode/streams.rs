@@ -15,8 +15,8 @@ use crate::io::fd;
 /// a failed read kept, so that it is told as the source's failure rather than the decoder's.
 #[derive(Debug)]
 pub(super) struct Undecoded {
-    /// Shared, so that a file decoded on the reader's thread is handed back whole where it is
-    /// to be decoded again on a thread (`decode_here`), without a `dup`.
+    /// Shared, so that a small file decoded whole is handed back whole where it is to be decoded
+    /// again on a thread (`decode_whole`), without a `dup`.
     file: Arc<File>,
     failed: Option<io::Error>,
     /// The most read at a time: [`BUFFER`], or less for a small file, whose read buffer is then
