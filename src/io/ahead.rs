@@ -49,6 +49,11 @@ pub struct Ahead {
     decoded_here: u64,
     /// The thread small files are decoded ahead on, one after another.
     queue: Queue,
+    /// The last regular FILE read was compressed (or none has been read): small FILEs are
+    /// decoded ahead. After a plain one they are not, until a compressed one is read: on a
+    /// thousand small plain FILEs under `-z`, giving each to the queue's thread, which only found
+    /// it plain, took `std-baseline` 1.5 times as long.
+    small_ahead: bool,
 }
 
 impl Ahead {
@@ -68,7 +73,13 @@ impl Ahead {
             buffers: each.max(decode::BUFFERS),
             decoded_here,
             queue: Queue::default(),
+            small_ahead: true,
         }
+    }
+
+    /// The FILE whose turn it is, a regular file, was found `compressed` or plain.
+    pub fn turn_found(&mut self, compressed: bool) {
+        self.small_ahead = compressed;
     }
 
     /// How many sources have been looked at ahead, for the driver's tests.
@@ -121,6 +132,7 @@ impl Ahead {
                 continue;
             };
             let started = match metadata.len() <= self.decoded_here {
+                true if !self.small_ahead => None,
                 true if queued < decode::QUEUED => self.queue.decode(path, output),
                 false if at < self.decoders && decoding < self.decoders => {
                     start_alone(path, output, self.buffers)
@@ -461,7 +473,8 @@ impl Shared {
         });
         let mut state = lock(&shared.state);
         state.pending.push_back(slot.clone());
-        let idle = state.idle;
+        // One wake for the FILEs given while it waits.
+        let idle = std::mem::replace(&mut state.idle, false);
         drop(state);
         if idle {
             shared.given.notify_one();
@@ -630,6 +643,36 @@ mod tests {
                 assert!(decoding.finish().is_ok());
             }
         }
+        fs::remove_dir_all(paths[0].parent().unwrap()).unwrap();
+    }
+
+    #[test]
+    fn after_a_plain_file_small_ones_are_decoded_at_their_turn_until_a_compressed_one() {
+        let paths = numbered("ahead-queue-plain", 4);
+        let window: Vec<Source> = paths.iter().cloned().map(Source::File).collect();
+        let mut ahead = Ahead::new(NonZeroUsize::new(2).unwrap(), decode::DECODED_HERE);
+        ahead.turn_found(false);
+        ahead.look(window[..2].iter(), None, false);
+        assert_eq!(ahead.looked_at(), 2, "both looked at");
+        assert!(
+            ahead.looked.iter().all(Option::is_none),
+            "neither given to the queue"
+        );
+        ahead.turn_found(true);
+        ahead.look(window.iter(), None, false);
+        assert!(
+            ahead
+                .looked
+                .iter()
+                .skip(2)
+                .flatten()
+                .all(Started::is_queued)
+        );
+        assert_eq!(
+            ahead.looked.iter().flatten().count(),
+            2,
+            "the two after, given"
+        );
         fs::remove_dir_all(paths[0].parent().unwrap()).unwrap();
     }
 

@@ -145,6 +145,11 @@ impl<F> Driver<F> {
                     let ahead = self.ahead.take_turn();
                     let opened = open(&source, self.output.as_ref(), self.sources.decompresses());
                     let opened = self.sources.opened(opened);
+                    match self.sources.how() {
+                        Some(How::File) => self.ahead.turn_found(false),
+                        Some(How::Decoded(Some(_))) => self.ahead.turn_found(true),
+                        _ => {}
+                    }
                     (self.current, self.decoding) = self.decode_if_told(opened, ahead);
                     self.look_ahead();
                 }
