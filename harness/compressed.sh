@@ -23,7 +23,7 @@
 # a thousand small gzip FILEs (the man text's first COMPRESSED_BYTES / 8 cut in 1,000 at line
 # ends, each `gzip -6`, as a directory of rotated or per-request logs is): `batched -z` and
 # `std-baseline -z` on them, beside `zcat` and `igzip -dc` on them, and `batched` on the same
-# FILEs uncompressed (CONTRACT §12.5's small FILEs, decoded on the reading thread);
+# FILEs uncompressed (CONTRACT §12.5's small FILEs, decoded whole on one thread beside the reader);
 # and the peak RSS of `batched -z` on a gzip file of short lines (1 GB decoded at full size).
 # Every output is checked identical first. Appends its tables to the file named by $1.
 #
@@ -167,8 +167,8 @@ compressed_small() {
     echo
     echo "F.000.gz to F.999.gz are $(basename "$file") ($(mib "$(stat -c %s "$file")")) cut by \`split -n l/1000\`" \
         "at line ends, each compressed with \`${COMPRESSOR[gzip]}\` (about $(($(stat -c %s "$file") / 1000)) bytes" \
-        "decoded each): what a FILE costs beyond its bytes. \`-z\` decodes a FILE this small on the reading" \
-        "thread (CONTRACT §12.5)."
+        "decoded each): what a FILE costs beyond its bytes. \`-z\` decodes FILEs this small whole, ahead of" \
+        "their turns on one thread beside the reader (CONTRACT §12.5)."
     echo
     "$REPORT" table --bytes "$(stat -c %s "$file")" --reference "zcat F.*.gz" "$json"
 }
