@@ -618,31 +618,92 @@ mod tests {
     }
 
     #[test]
+    fn what_waited_for_a_decoder_is_forgotten_at_its_turn() {
+        let dir = testing::path("ahead-waiting");
+        fs::create_dir_all(&dir).unwrap();
+        // Bytes that do not compress: a large FILE, past what is decoded whole.
+        let mut x = 1u32;
+        let noise: Vec<u8> = (0..decode::DECODED_HERE + 4096)
+            .map(|_| {
+                x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                (x >> 24) as u8
+            })
+            .collect();
+        let (large, small) = (dir.join("large.gz"), dir.join("small.gz"));
+        fs::write(&large, gzip(&noise)).unwrap();
+        fs::write(&small, gzip(b"small\n")).unwrap();
+        let mut ahead = Ahead::new(NonZeroUsize::MIN, decode::DECODED_HERE);
+        ahead.look([Source::File(large)].iter(), None, true);
+        assert_eq!(
+            ahead.looked_at(),
+            0,
+            "the large one waits: the one read's decoder is busy"
+        );
+        assert!(ahead.take_turn().is_none(), "its turn");
+        ahead.look([Source::File(small)].iter(), None, false);
+        let started = ahead
+            .take_turn()
+            .expect("the small one, looked at by its own name");
+        assert!(started.is_queued(), "decoded as the small FILE it is");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_small_file_dropped_at_its_turn_is_not_begun_after() {
+        let paths = numbered("ahead-queue-dropped", 2);
+        let shared = Arc::new(Shared::default());
+        let first = Shared::give(&shared, &paths[0], None);
+        let _second = Shared::give(&shared, &paths[1], None);
+        drop(first);
+        let next = shared.next_pending().expect("the second");
+        assert_eq!(next.path, paths[1], "the first, dropped, is passed over");
+        fs::remove_dir_all(paths[0].parent().unwrap()).unwrap();
+    }
+
+    #[test]
     fn small_files_are_decoded_ahead_on_the_queue_and_a_changed_one_at_its_turn() {
         let paths = numbered("ahead-queue", decode::QUEUED + 2);
         let window: Vec<Source> = paths.iter().cloned().map(Source::File).collect();
         let mut ahead = Ahead::new(NonZeroUsize::new(2).unwrap(), decode::DECODED_HERE);
+        // Until the queue's thread has decoded every FILE given.
+        let wait_for_the_thread = |ahead: &Ahead| {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+            while !ahead.looked.iter().flatten().all(|started| match started {
+                Started::Queued(queued) => matches!(*lock(&queued.slot.stands), Stands::Done(_)),
+                Started::Alone(_) => false,
+            }) {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "the queue's thread decodes them"
+                );
+                thread::yield_now();
+            }
+        };
         ahead.look(window.iter(), None, true);
         assert_eq!(
             ahead.looked_at(),
             decode::QUEUED,
             "as many as the queue holds"
         );
-        assert!(ahead.looked.iter().flatten().all(Started::is_queued));
+        wait_for_the_thread(&ahead);
         fs::write(&paths[0], gzip(b"0, rewritten\n")).unwrap();
         let rewritten = fs::metadata(&paths[0]).unwrap();
         let started = ahead.take_turn().unwrap();
         assert!(started.if_still(&rewritten, Format::Gzip).is_none());
-        for (k, path) in paths.iter().enumerate().take(decode::QUEUED).skip(1) {
-            let started = ahead.take_turn().unwrap();
-            // `None` where the thread had not begun it: decoded at its turn.
-            if let Some((decoded, decoding)) =
-                started.if_still(&fs::metadata(path).unwrap(), Format::Gzip)
-            {
-                assert_eq!(read_all(decoded), format!("{k}\n").as_bytes());
-                assert!(decoding.finish().is_ok());
-            }
-        }
+        let turn = |ahead: &mut Ahead, k: usize| {
+            let (decoded, decoding) = ahead
+                .take_turn()
+                .unwrap()
+                .if_still(&fs::metadata(&paths[k]).unwrap(), Format::Gzip)
+                .expect("decoded by the queue's thread, unchanged since");
+            assert_eq!(read_all(decoded), format!("{k}\n").as_bytes());
+            assert!(decoding.finish().is_ok());
+        };
+        (1..decode::QUEUED).for_each(|k| turn(&mut ahead, k));
+        // The thread, idle now, is woken for the last two.
+        ahead.look(window[decode::QUEUED..].iter(), None, false);
+        wait_for_the_thread(&ahead);
+        (decode::QUEUED..paths.len()).for_each(|k| turn(&mut ahead, k));
         fs::remove_dir_all(paths[0].parent().unwrap()).unwrap();
     }
 
