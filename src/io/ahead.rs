@@ -318,12 +318,17 @@ impl Slot {
         pending
     }
 
-    /// Decodes this FILE, begun by the thread, and tells the reader if it waits. A panic is
-    /// caught: the FILE is then decoded at its turn, where its failure is told.
+    /// Decodes this FILE, begun by the thread, and tells the reader if it waits: whole, or where
+    /// it decodes to more than a FILE decoded whole may hold, from its start on a thread of its
+    /// own, as at its turn (without that, such a FILE was decoded whole up to that bound twice,
+    /// ahead and at its turn, before its thread). A panic is caught: the FILE is then decoded at
+    /// its turn, where its failure is told.
     fn decode(&self) {
         let found = catch_unwind(AssertUnwindSafe(|| {
             let (file, identity, format) = open(&self.path, self.output)?;
-            let (decoded, decoding) = decode::decode_small(file, format).ok()??;
+            let (decoded, decoding) =
+                decode::decode_file(file, format, decode::BUFFERS, NonZeroUsize::MIN, u64::MAX)
+                    .ok()?;
             Some(Found {
                 identity,
                 format,
@@ -645,6 +650,22 @@ mod tests {
             .take_turn()
             .expect("the small one, looked at by its own name");
         assert!(started.is_queued(), "decoded as the small FILE it is");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_small_file_that_decodes_past_what_is_kept_whole_is_decoded_ahead_on_a_thread() {
+        let dir = testing::path("ahead-queue-past");
+        fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("lines.gz");
+        let lines = b"the same line\n".repeat((5 << 20) / 14);
+        fs::write(&path, gzip(&lines)).unwrap();
+        let shared = Arc::new(Shared::default());
+        let queued = Shared::give(&shared, &path, None);
+        shared.next_pending().expect("the thread's").decode();
+        let found = queued.take().expect("decoded ahead, past 4 MiB");
+        assert!(read_all(found.decoded) == lines, "every byte, in order");
+        assert!(found.decoding.finish().is_ok());
         fs::remove_dir_all(&dir).unwrap();
     }
 

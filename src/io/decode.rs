@@ -14,8 +14,7 @@
 //! the cost, so it runs beside the rendering and the rendering hides behind it.
 //! A small regular file ([`DECODED_HERE`]) is the exception: a thread and its hand-offs cost more
 //! than decoding it, so it is decoded whole, at its turn on the reader's thread, or ahead of it on
-//! one thread that small FILEs share ([`decode_small`], called by
-//! [`ahead`](crate::io::ahead)).
+//! one thread that small FILEs share ([`ahead`](crate::io::ahead)).
 //!
 //! Why two ways to hand the bytes on: a regular file is never live, so its decoded bytes go in
 //! whole buffers over a bounded channel ([`decode_file`], read with [`DecodedFile`]), recycled,
@@ -199,7 +198,7 @@ pub fn decode_file(
 }
 
 /// The most compressed bytes of a regular file decoded whole (`decode_whole`), on the
-/// reader's thread at its turn or on one thread ahead of it ([`decode_small`]): a thread of its own, its channels
+/// reader's thread at its turn or on one thread ahead of it ([`ahead`](crate::io::ahead)): a thread of its own, its channels
 /// and their hand-offs cost more than decoding this much, about 2 ms of ISA-L's.
 pub const DECODED_HERE: u64 = 256 << 10;
 
@@ -208,7 +207,7 @@ pub const DECODED_HERE: u64 = 256 << 10;
 /// [`DECODED_HERE`] bytes would decode at more than 16 times its size).
 const KEPT_HERE: usize = 16;
 
-/// The most small FILEs decoded ahead ([`decode_small`]), decoded or to decode, that their reader
+/// The most small FILEs decoded ahead ([`ahead`](crate::io::ahead)), decoded or to decode, that their reader
 /// has not taken: each decoded whole may hold up to `KEPT_HERE` buffers (4 MiB), and together no
 /// more than [`DECODED_HELD`].
 pub const QUEUED: usize = DECODED_HELD / (KEPT_HERE * BUFFER);
@@ -261,16 +260,6 @@ fn decode_whole(source: Regular, format: Format) -> io::Result<Result<Whole, Fil
     let mut file = Arc::into_inner(shared).ok_or_else(|| io::Error::other("file still shared"))?;
     file.seek(io::SeekFrom::Start(offset))?;
     Ok(Err(file))
-}
-
-/// Decodes the small regular file `source`, holding `format`, whole on this thread, as
-/// [`decode_file`] decodes one at its turn: its decoded bytes and how decoding ended, or `None`
-/// where it decodes to more than a FILE decoded whole may (it is then to be decoded as any other).
-pub fn decode_small(
-    source: Regular,
-    format: Format,
-) -> io::Result<Option<(DecodedFile, Decoding)>> {
-    Ok(decode_whole(source, format)?.ok().map(Whole::handed_over))
 }
 
 /// How many of `threads` decode a file's zstd frames or BGZF members at once: every one, or none
