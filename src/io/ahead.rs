@@ -397,17 +397,40 @@ impl Drop for Queued {
     }
 }
 
+impl State {
+    /// The first FILE given that nobody has begun, begun as by the thread; those taken at their
+    /// turns meanwhile are passed over.
+    fn begin_next(&mut self) -> Option<Arc<Slot>> {
+        std::iter::from_fn(|| self.pending.pop_front()).find(|slot| slot.begin(true))
+    }
+}
+
 impl Shared {
-    /// The first FILE nobody has begun, begun by the thread (the reader helping decodes it as
-    /// the thread would).
-    fn next_pending(&self) -> Option<Arc<Slot>> {
-        let mut state = lock(&self.state);
-        while let Some(slot) = state.pending.pop_front() {
-            if slot.begin(true) {
-                return Some(slot);
-            }
+    /// Gives `path` to the thread, after what it was given before.
+    fn give(shared: &Arc<Shared>, path: &Path, output: Option<(u64, u64)>) -> Queued {
+        let slot = Arc::new(Slot {
+            path: path.to_owned(),
+            output,
+            stands: Mutex::new(Stands::Pending),
+            finished: Condvar::new(),
+        });
+        let mut state = lock(&shared.state);
+        state.pending.push_back(slot.clone());
+        // One wake for the FILEs given while it waits.
+        let idle = std::mem::replace(&mut state.idle, false);
+        drop(state);
+        if idle {
+            shared.given.notify_one();
         }
-        None
+        Queued {
+            slot,
+            shared: shared.clone(),
+        }
+    }
+
+    /// The first FILE nobody has begun, begun for the reader to decode as the thread would.
+    fn next_pending(&self) -> Option<Arc<Slot>> {
+        lock(&self.state).begin_next()
     }
 
     /// The thread: decodes each FILE given that nobody has begun, in order, until the queue is
@@ -419,18 +442,15 @@ impl Shared {
                 if state.closed {
                     return;
                 }
-                match state.pending.pop_front() {
-                    Some(slot) if slot.begin(true) => break slot,
-                    Some(_) => {}
-                    None => {
-                        state.idle = true;
-                        state = self
-                            .given
-                            .wait_while(state, |state| state.pending.is_empty() && !state.closed)
-                            .unwrap_or_else(std::sync::PoisonError::into_inner);
-                        state.idle = false;
-                    }
+                if let Some(slot) = state.begin_next() {
+                    break slot;
                 }
+                state.idle = true;
+                state = self
+                    .given
+                    .wait_while(state, |state| state.pending.is_empty() && !state.closed)
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                state.idle = false;
             };
             drop(state);
             slot.decode();
@@ -464,30 +484,6 @@ impl Queue {
         };
         let queued = Shared::give(shared, path, output.and_then(fd::Output::file));
         Some(Started::Queued(queued))
-    }
-}
-
-impl Shared {
-    /// Gives `path` to the thread, after what it was given before.
-    fn give(shared: &Arc<Shared>, path: &Path, output: Option<(u64, u64)>) -> Queued {
-        let slot = Arc::new(Slot {
-            path: path.to_owned(),
-            output,
-            stands: Mutex::new(Stands::Pending),
-            finished: Condvar::new(),
-        });
-        let mut state = lock(&shared.state);
-        state.pending.push_back(slot.clone());
-        // One wake for the FILEs given while it waits.
-        let idle = std::mem::replace(&mut state.idle, false);
-        drop(state);
-        if idle {
-            shared.given.notify_one();
-        }
-        Queued {
-            slot,
-            shared: shared.clone(),
-        }
     }
 }
 

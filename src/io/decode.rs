@@ -72,18 +72,6 @@ pub struct Regular {
 }
 
 impl Regular {
-    /// `file` as it is now: its offset and what it holds from there on. A stream handed over
-    /// (as tests do, for a source that stays open) has neither, and is never decoded here.
-    pub fn new(mut file: File) -> io::Result<Regular> {
-        let metadata = file.metadata()?;
-        if !metadata.is_file() {
-            return Ok(Regular::at(file, 0, u64::MAX));
-        }
-        let size = metadata.len();
-        let offset = file.stream_position()?;
-        Ok(Regular::at(file, offset, size))
-    }
-
     /// `file`, of `size` bytes when opened, read from `offset`: a file opened by name is at 0.
     pub fn at(file: File, offset: u64, size: u64) -> Regular {
         Regular {
@@ -197,9 +185,9 @@ pub fn decode_file(
     Ok((DecodedFile::new(full, to_decoder), decoding))
 }
 
-/// The most compressed bytes of a regular file decoded whole (`decode_whole`), on the
-/// reader's thread at its turn or on one thread ahead of it ([`ahead`](crate::io::ahead)): a thread of its own, its channels
-/// and their hand-offs cost more than decoding this much, about 2 ms of ISA-L's.
+/// The most compressed bytes of a regular file decoded whole (`decode_whole`), on the reader's
+/// thread at its turn or on one thread ahead of it ([`ahead`](crate::io::ahead)): a thread of its
+/// own, its channels and their hand-offs cost more than decoding this much, about 2 ms of ISA-L's.
 pub const DECODED_HERE: u64 = 256 << 10;
 
 /// The most a file decoded whole may decode to, in [`BUFFER`]s: a file that decodes to more is
@@ -207,9 +195,9 @@ pub const DECODED_HERE: u64 = 256 << 10;
 /// [`DECODED_HERE`] bytes would decode at more than 16 times its size).
 const KEPT_HERE: usize = 16;
 
-/// The most small FILEs decoded ahead ([`ahead`](crate::io::ahead)), decoded or to decode, that their reader
-/// has not taken: each decoded whole may hold up to `KEPT_HERE` buffers (4 MiB), and together no
-/// more than [`DECODED_HELD`].
+/// The most small FILEs decoded ahead ([`ahead`](crate::io::ahead)), decoded or to decode, that
+/// their reader has not taken: each decoded whole may hold up to `KEPT_HERE` buffers (4 MiB), and
+/// together no more than [`DECODED_HELD`].
 pub const QUEUED: usize = DECODED_HELD / (KEPT_HERE * BUFFER);
 
 /// A small file decoded whole: its decoded buffers and how decoding ended.
@@ -384,14 +372,8 @@ mod tests {
         threads: NonZeroUsize,
         here: u64,
     ) -> (Vec<u8>, Result<(), Failure>) {
-        let (mut buffers, decoding) = decode_file(
-            Regular::new(source).unwrap(),
-            format,
-            BUFFERS,
-            threads,
-            here,
-        )
-        .unwrap();
+        let (mut buffers, decoding) =
+            decode_file(regular(source), format, BUFFERS, threads, here).unwrap();
         let mut out = Vec::new();
         // Odd sizes, so that reads straddle buffers.
         let mut buf = [0; 100_003];
@@ -402,6 +384,22 @@ mod tests {
             }
         }
         (out, decoding.finish())
+    }
+
+    /// `file` as it is now, from its offset on. A stream (a source that stays open) holds an
+    /// unknown amount, and is never decoded whole.
+    pub(super) fn regular(mut file: File) -> Regular {
+        let metadata = file.metadata().unwrap();
+        if !metadata.is_file() {
+            return Regular::at(file, 0, u64::MAX);
+        }
+        let offset = file.stream_position().unwrap();
+        Regular::at(file, offset, metadata.len())
+    }
+
+    /// [`file_of`] as a [`Regular`].
+    pub(super) fn regular_of(bytes: &[u8]) -> Regular {
+        regular(file_of(bytes))
     }
 
     /// A regular file holding `bytes`, unlinked.
@@ -424,7 +422,7 @@ mod tests {
     /// What `bytes` decode to, sniffed as a stream is and as a regular file is (decoded by one
     /// decoder, by up to three, and on this thread), and how decoding ended, each way.
     fn sniffed_every_way(bytes: &[u8]) -> [(Vec<u8>, Result<(), Failure>); 4] {
-        let format = sniff_file(&Regular::new(file_of(bytes)).unwrap()).unwrap();
+        let format = sniff_file(&regular_of(bytes)).unwrap();
         let three = NonZeroUsize::new(3).unwrap();
         [
             decoded(piped(bytes.to_vec()), None),
@@ -444,14 +442,8 @@ mod tests {
             .collect();
         let small = gzip(&text);
         assert!(small.len() as u64 <= DECODED_HERE);
-        let (buffers, decoding) = decode_file(
-            Regular::new(file_of(&small)).unwrap(),
-            Format::Gzip,
-            BUFFERS,
-            ONE,
-            DECODED_HERE,
-        )
-        .unwrap();
+        let (buffers, decoding) =
+            decode_file(regular_of(&small), Format::Gzip, BUFFERS, ONE, DECODED_HERE).unwrap();
         assert!(decoding.has_ended(), "decoded before decode_file returned");
         drop(buffers);
         let (out, ended) = decoded_file_up_to(file_of(&small), Format::Gzip, ONE, DECODED_HERE);
@@ -459,7 +451,7 @@ mod tests {
         let much = vec![b'\n'; KEPT_HERE * BUFFER + 1];
         for bytes in [gzip(&much), zstd(&much)] {
             assert!(bytes.len() as u64 <= DECODED_HERE);
-            let format = sniff_file(&Regular::new(file_of(&bytes)).unwrap()).unwrap();
+            let format = sniff_file(&regular_of(&bytes)).unwrap();
             let (out, ended) = decoded_file_up_to(file_of(&bytes), format, ONE, DECODED_HERE);
             assert!(out == much && ended.is_ok(), "{format:?}");
         }
@@ -717,14 +709,9 @@ mod tests {
             let decoding = match way {
                 None => decode(source).unwrap().1,
                 Some(format) => {
-                    let (mut buffers, decoding) = decode_file(
-                        Regular::new(source).unwrap(),
-                        format,
-                        BUFFERS,
-                        NonZeroUsize::MIN,
-                        0,
-                    )
-                    .unwrap();
+                    let (mut buffers, decoding) =
+                        decode_file(regular(source), format, BUFFERS, NonZeroUsize::MIN, 0)
+                            .unwrap();
                     assert_eq!(buffers.read(&mut [0; 10]), 10);
                     decoding
                 }

@@ -8,7 +8,7 @@
 //! driver's loop knows of them.
 
 use std::fs::{File, Metadata};
-use std::io;
+use std::io::{self, Seek};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use crate::error::{Error, Failures};
@@ -40,11 +40,13 @@ fn open(
         };
         return Ok((Opening::File(file), opened));
     }
-    let regular = match source {
-        Source::Stdin => Regular::new(file)?,
-        // Opened by name: read from its start.
-        Source::File(_) => Regular::at(file, 0, metadata.len()),
+    // A FILE opened by name is at its start; stdin may be a file that something before read
+    // part of, and reading goes on from where it stopped.
+    let offset = match source {
+        Source::Stdin => (&file).stream_position()?,
+        Source::File(_) => 0,
     };
+    let regular = Regular::at(file, offset, metadata.len());
     let opened = Opened {
         regular: true,
         is_output,

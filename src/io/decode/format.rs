@@ -340,7 +340,7 @@ mod tests {
     fn a_file_is_sniffed_where_it_stands() {
         let path = std::env::temp_dir().join(format!("pipelines-sniff-{}", std::process::id()));
         std::fs::write(&path, gzip(b"x\n")).unwrap();
-        let regular = |file: &File| Regular::new(file.try_clone().unwrap()).unwrap();
+        let regular = |file: &File| super::super::tests::regular(file.try_clone().unwrap());
         let file = File::open(&path).unwrap();
         assert_eq!(sniff_file(&regular(&file)).unwrap(), Format::Gzip);
         let mut all = Vec::new();

@@ -493,8 +493,10 @@ pub(super) fn read_at(source: &File, buf: &mut [u8], at: u64) -> io::Result<usiz
 mod tests {
     use std::io::Write;
 
-    use super::super::tests::{decoded, decoded_file, file_of, piped, reason, skippable};
-    use super::super::{BUFFERS, Regular, decode_file};
+    use super::super::tests::{
+        decoded, decoded_file, file_of, piped, reason, regular_of, skippable,
+    };
+    use super::super::{BUFFERS, decode_file};
     use super::*;
     use crate::io::testing::{self, gzip};
 
@@ -637,14 +639,8 @@ mod tests {
         // tests running beside this one start three at most).
         // Eight threads: one for the reader and the rendering, seven decoders.
         let eight = NonZeroUsize::new(8).unwrap();
-        let (mut buffers, _decoding) = decode_file(
-            Regular::new(file_of(&bytes)).unwrap(),
-            Format::Zstd,
-            BUFFERS,
-            eight,
-            0,
-        )
-        .unwrap();
+        let (mut buffers, _decoding) =
+            decode_file(regular_of(&bytes), Format::Zstd, BUFFERS, eight, 0).unwrap();
         assert_eq!(buffers.read(&mut [0; 10]), 10);
         let started = std::time::Instant::now();
         while frame_decoders() < 7 {
@@ -712,14 +708,8 @@ mod tests {
     fn a_reader_that_goes_ends_the_decoders() {
         let (bytes, _) = frames_of(&text(0..300_000));
         let threads = NonZeroUsize::new(3).unwrap();
-        let (mut buffers, decoding) = decode_file(
-            Regular::new(file_of(&bytes)).unwrap(),
-            Format::Zstd,
-            BUFFERS,
-            threads,
-            0,
-        )
-        .unwrap();
+        let (mut buffers, decoding) =
+            decode_file(regular_of(&bytes), Format::Zstd, BUFFERS, threads, 0).unwrap();
         assert_eq!(buffers.read(&mut [0; 10]), 10);
         drop(buffers);
         let told = decoding.ended.recv_timeout(testing::DEADLINE);
