@@ -232,6 +232,24 @@ fn a_file_that_decodes_to_many_pieces_is_whole() {
     }
 }
 
+/// docs/CONTRACT.md §12.1 and §9: a FILE whose lines are short, longer than a quarter of the
+/// decoder's 256 KiB buffers, and longer than a buffer, in turn: its buffers are cut after their
+/// last line end, or go on uncut past such a line, and `batched` takes them whole as chunks or
+/// reads them on as a stream; every binary's output is the reference's.
+#[test]
+fn a_file_of_long_and_short_lines_decodes_across_every_buffer() {
+    let lengths = [30, 70_000, 10, 300_000, 5, 200_000, 65_000, 1, 600_000, 40];
+    let text: Vec<u8> = (0..4)
+        .flat_map(|round| lengths.map(|len| len + round))
+        .flat_map(|len| [vec![b' '; len % 7], vec![b'x'; len], vec![b'\n']].concat())
+        .collect();
+    let gz = gzip(&text);
+    let file = scratch_file("long-and-short.gz", &gz);
+    for variant in defaults() {
+        assert_decodes(variant, &[&file], b"", &text);
+    }
+}
+
 /// docs/CONTRACT.md §12.1 and §4.1: stdin that is a regular file is read from its offset on, as
 /// `(head -c N; BIN -z) < FILE` leaves it, and so is sniffed there.
 #[test]

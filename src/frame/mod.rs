@@ -235,6 +235,11 @@ impl Chunk {
         self.end >= self.size
     }
 
+    /// Whether what it holds ends at a line end: no partial line is held.
+    pub fn ends_at_line_end(&self) -> bool {
+        self.lines_end == self.end
+    }
+
     /// Whether it holds at least one whole line.
     pub fn has_lines(&self) -> bool {
         self.lines_end > 0
@@ -244,6 +249,20 @@ impl Chunk {
     /// [`finish`](Self::finish), that is the input's final line.
     pub fn bytes(&self) -> &[u8] {
         &self.buf[..self.end]
+    }
+
+    /// Takes `storage`, whose first `len` bytes were read elsewhere, as the chunk's own, without
+    /// copying them, and returns the chunk's storage, which held nothing: for bytes already in a
+    /// buffer of their own (a decoder's), as [`filled`](Self::filled) would have found them.
+    pub fn adopt(&mut self, storage: Vec<u8>, len: usize) -> Vec<u8> {
+        assert!(self.end == 0, "a chunk that holds bytes adopts others");
+        assert!(
+            len <= storage.len(),
+            "more bytes adopted than the storage holds"
+        );
+        let held = mem::replace(&mut self.buf, storage);
+        self.filled(len);
+        held
     }
 
     /// Replaces what the chunk holds with what `read` appends to its emptied storage, in which room

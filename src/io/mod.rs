@@ -79,8 +79,8 @@ pub trait RangedInput: Input {
 pub enum Piece {
     /// As a stream, with [`Input::read`].
     Stream,
-    /// The input read this many bytes into the chunk held, as a stream read would have: its whole
-    /// lines are to be handed on.
+    /// The input read this many bytes into the chunk held, as a stream read would have, or none
+    /// (0) where the chunk's lines are to go before it reads: its whole lines are to be handed on.
     Read(usize),
     /// A range of a regular file, whole lines, for another thread to read.
     Range(Range),

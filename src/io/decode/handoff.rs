@@ -7,6 +7,7 @@ use std::io::Write;
 use std::sync::LazyLock;
 
 use crossbeam_channel::{Receiver, Sender, bounded};
+use memchr::memrchr;
 
 use super::{BUFFER, DECODED_HELD};
 
@@ -71,25 +72,55 @@ impl DecodedFile {
     /// many it took: at least one, or the end is taken to have come. Returns that, or 0 at the
     /// end of the decoded bytes.
     pub fn read_with(&mut self, take: impl FnOnce(&[u8]) -> usize) -> usize {
-        while self.at == self.buffer.len {
-            // Handed back before the wait, so that the decoder never waits for the one buffer
-            // the reader holds. The channel has room for every buffer; if the decoder has gone,
-            // the buffer is kept spare.
-            let read = std::mem::take(&mut self.buffer).bytes;
-            self.at = 0;
-            if read.capacity() > 0
-                && let Err(unsent) = self.empty.try_send(read)
-            {
-                spare(unsent.into_inner());
-            }
-            let Ok(next) = self.full.recv() else {
-                return 0;
-            };
-            self.buffer = next;
+        if !self.has_unread() {
+            return 0;
         }
         let taken = take(&self.buffer.held()[self.at..]);
         self.at += taken;
         taken
+    }
+
+    /// Whether bytes are left to read, waiting for the next buffer once this one is read: false
+    /// at the end of the decoded bytes.
+    fn has_unread(&mut self) -> bool {
+        while self.at == self.buffer.len {
+            // Handed back before the wait, so that the decoder never waits for the one buffer
+            // the reader holds.
+            let read = std::mem::take(&mut self.buffer).bytes;
+            self.at = 0;
+            if read.capacity() > 0 {
+                self.hand_back(read);
+            }
+            let Ok(next) = self.full.recv() else {
+                return false;
+            };
+            self.buffer = next;
+        }
+        true
+    }
+
+    /// Hands `storage` to the decoder to decode into. The channel has room for every buffer; if
+    /// the decoder has gone, the storage is kept spare.
+    fn hand_back(&mut self, storage: Vec<u8>) {
+        if let Err(unsent) = self.empty.try_send(storage) {
+            spare(unsent.into_inner());
+        }
+    }
+
+    /// How many decoded bytes the next buffer holds if none of them has been read yet, waiting
+    /// for it once the last is read: `None` when part of it has been read, or at the end.
+    pub fn whole_buffer(&mut self) -> Option<usize> {
+        (self.has_unread() && self.at == 0).then_some(self.buffer.len)
+    }
+
+    /// Hands the buffer that [`whole_buffer`](Self::whole_buffer) found to `take`, its storage and
+    /// how many of its first bytes are decoded, without copying them; the storage `take` returns
+    /// goes to the decoder in its place, so that the decoder has as many buffers to decode into.
+    pub fn exchange(&mut self, take: impl FnOnce(Vec<u8>, usize) -> Vec<u8>) {
+        debug_assert!(self.at == 0, "a buffer part-read is exchanged");
+        let Decoded { bytes, len } = std::mem::take(&mut self.buffer);
+        let storage = take(bytes, len);
+        self.hand_back(storage);
     }
 
     /// Copies decoded bytes into `buf` (not empty), waiting for some unless some are here: how
@@ -153,13 +184,22 @@ pub(super) trait Buffers: Send + 'static {
     fn full(&mut self, decoded: Decoded) -> bool;
 }
 
-/// Decoded bytes put into whole [`BUFFER`]-long buffers, each handed on as it fills.
+/// The longest partial line a full buffer hands to the next ([`Filling`]): past it, the buffer
+/// goes on uncut, and its reader copies it as it did before buffers were cut.
+const MOST_CARRIED: usize = BUFFER / 4;
+
+/// Decoded bytes put into [`BUFFER`]-long buffers, each handed on as it fills, cut after its last
+/// line end: the partial line after it begins the next buffer, so that a reader can take a
+/// buffer as a chunk of whole lines without copying it ([`DecodedFile::exchange`]). Moving that
+/// line costs the decoder a copy of some tens of bytes a buffer.
 pub(super) struct Filling<B: Buffers> {
     pub(super) buffers: B,
     /// The buffer being filled, [`BUFFER`] bytes long, or empty when none is.
     buffer: Vec<u8>,
     /// How much of it holds decoded bytes.
     held: usize,
+    /// The partial line cut off the last buffer handed on, for the front of the next.
+    carried: Vec<u8>,
 }
 
 impl<B: Buffers> Filling<B> {
@@ -168,6 +208,7 @@ impl<B: Buffers> Filling<B> {
             buffers,
             buffer: Vec::new(),
             held: 0,
+            carried: Vec::new(),
         }
     }
 
@@ -178,9 +219,26 @@ impl<B: Buffers> Filling<B> {
         self.buffers.full(Decoded { bytes, len })
     }
 
+    /// Hands on the full buffer, its partial last line carried to the next unless too long.
+    fn hand_on_whole_lines(&mut self) -> bool {
+        if let Some(newline) = memrchr(b'\n', &self.buffer[..self.held])
+            && self.held - (newline + 1) <= MOST_CARRIED
+        {
+            self.carried
+                .extend_from_slice(&self.buffer[newline + 1..self.held]);
+            self.held = newline + 1;
+        }
+        self.hand_on()
+    }
+
+    /// Puts the line carried into a buffer of its own: false when the reader has gone.
+    fn place_carried(&mut self) -> bool {
+        self.carried.is_empty() || self.room().is_some()
+    }
+
     /// Hands on `piece`, decoded elsewhere, after what is held: false when the reader has gone.
     pub(super) fn pass(&mut self, piece: Decoded) -> bool {
-        if self.held > 0 && !self.hand_on() {
+        if !self.place_carried() || (self.held > 0 && !self.hand_on()) {
             return false;
         }
         if piece.len == 0 {
@@ -199,17 +257,20 @@ impl<B: Buffers> Out for Filling<B> {
             // zeroing all of it made memset a tenth of a BGZF decoder's instructions.
             buffer.resize(BUFFER, 0);
             self.buffer = buffer;
+            self.held = self.carried.len();
+            self.buffer[..self.held].copy_from_slice(&self.carried);
+            self.carried.clear();
         }
         Some(&mut self.buffer[self.held..])
     }
 
     fn filled(&mut self, n: usize) -> bool {
         self.held += n;
-        self.held < BUFFER || self.hand_on()
+        self.held < BUFFER || self.hand_on_whole_lines()
     }
 
     fn flush(&mut self) {
-        if self.held > 0 {
+        if self.place_carried() && self.held > 0 {
             self.hand_on();
         }
     }
@@ -277,5 +338,118 @@ impl Buffers for Kept {
     fn full(&mut self, decoded: Decoded) -> bool {
         self.buffers.push(decoded);
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What `pieces`, written one after another as a decoder writes, come to: each buffer
+    /// handed on, as the reader sees it.
+    fn handed_on(pieces: &[Vec<u8>]) -> Vec<Vec<u8>> {
+        let mut out = Filling::new(Kept {
+            buffers: Vec::new(),
+            most: usize::MAX,
+            overflowed: false,
+        });
+        for piece in pieces {
+            let mut piece = &piece[..];
+            while !piece.is_empty() {
+                let room = out.room().unwrap();
+                let n = room.len().min(piece.len());
+                room[..n].copy_from_slice(&piece[..n]);
+                assert!(out.filled(n));
+                piece = &piece[n..];
+            }
+        }
+        out.flush();
+        let buffers = std::mem::take(&mut out.buffers.buffers);
+        buffers
+            .iter()
+            .map(|decoded| decoded.held().to_vec())
+            .collect()
+    }
+
+    /// Lines of these lengths, each ended but perhaps the last.
+    fn lines(lengths: &[usize], last_ended: bool) -> Vec<u8> {
+        let mut bytes = Vec::new();
+        for (n, &len) in lengths.iter().enumerate() {
+            bytes.extend(std::iter::repeat_n(b'a' + (n % 26) as u8, len));
+            if n + 1 < lengths.len() || last_ended {
+                bytes.push(b'\n');
+            }
+        }
+        bytes
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+        /// The decoded bytes come out whole and in order, in buffers cut after their last line
+        /// end unless the partial line after it is longer than `MOST_CARRIED`, or the buffer has
+        /// none; only the last may hold less for any other reason (the end).
+        #[test]
+        fn buffers_are_cut_after_their_last_line_end(
+            lengths in proptest::collection::vec(
+                proptest::prop_oneof![0..200usize, 0..2 * BUFFER], 1..24),
+            last_ended: bool,
+            write in 1..3 * BUFFER,
+        ) {
+            let text = lines(&lengths, last_ended);
+            let pieces: Vec<Vec<u8>> = text.chunks(write).map(<[u8]>::to_vec).collect();
+            let buffers = handed_on(&pieces);
+            proptest::prop_assert!(buffers.concat() == text, "the bytes as written");
+            for (n, buffer) in buffers.iter().enumerate() {
+                proptest::prop_assert!(!buffer.is_empty() && buffer.len() <= BUFFER);
+                if n + 1 == buffers.len() {
+                    continue;
+                }
+                if buffer.ends_with(b"\n") {
+                    // Cut: the line carried on was the rest of a full buffer.
+                    proptest::prop_assert!(BUFFER - buffer.len() <= MOST_CARRIED,
+                        "buffer {} cut {} bytes short", n, BUFFER - buffer.len());
+                    continue;
+                }
+                // Uncut: it is whole, and either has no line end or too long a line after it.
+                proptest::prop_assert_eq!(buffer.len(), BUFFER, "buffer {} cut short", n);
+                let partial = buffer.iter().rev().take_while(|&&byte| byte != b'\n').count();
+                proptest::prop_assert!(partial == BUFFER || partial > MOST_CARRIED,
+                    "buffer {} left a partial line of {} uncut", n, partial);
+            }
+        }
+    }
+
+    /// A line cut off the last full buffer comes out when the decoding ends, and before a piece
+    /// decoded elsewhere.
+    #[test]
+    fn the_line_carried_is_handed_on_at_the_end_and_before_a_piece() {
+        let ends_a_buffer = lines(&[BUFFER - 10, 9], false);
+        assert_eq!(
+            handed_on(std::slice::from_ref(&ends_a_buffer)).concat(),
+            ends_a_buffer,
+            "at the end"
+        );
+        let text = lines(&[BUFFER - 10, 20], true);
+        let mut out = Filling::new(Kept {
+            buffers: Vec::new(),
+            most: usize::MAX,
+            overflowed: false,
+        });
+        let room = out.room().unwrap();
+        room[..BUFFER].copy_from_slice(&text[..BUFFER]);
+        assert!(out.filled(BUFFER));
+        let piece = Decoded {
+            bytes: b"piece\n".to_vec(),
+            len: 6,
+        };
+        assert!(out.pass(piece));
+        out.flush();
+        let held: Vec<&[u8]> = out.buffers.buffers.iter().map(Decoded::held).collect();
+        assert_eq!(held.concat(), [&text[..BUFFER], b"piece\n"].concat());
+        assert!(
+            held[0].ends_with(b"\n") && held[1].len() == 9,
+            "cut, then the line carried"
+        );
     }
 }
