@@ -176,6 +176,7 @@ pub fn decode_file(
         empty,
         most: buffers,
         made: 0,
+        unsent: Vec::new(),
     });
     let decoding = start(out, move |out| match (pool, parts) {
         (Some((parts, decoders)), _) => frames::decode_parts(source, parts, decoders, out),
