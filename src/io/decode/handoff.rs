@@ -19,6 +19,10 @@ use super::{BUFFER, DECODED_HELD};
 /// 2,600), more than decoding ahead gained.
 static SPARE: LazyLock<Channel> = LazyLock::new(|| bounded(DECODED_HELD / BUFFER));
 
+/// The most a buffer handed to a decoder holds room for: a [`BUFFER`] and what a chunk reading
+/// one grows by.
+const MOST_KEPT: usize = 2 * BUFFER;
+
 /// Both ends of a channel of buffers.
 type Channel = (Sender<Vec<u8>>, Receiver<Vec<u8>>);
 
@@ -101,8 +105,14 @@ impl DecodedFile {
     }
 
     /// Hands `storage` to the decoder to decode into. The channel has room for every buffer; if
-    /// the decoder has gone, the storage is kept spare.
-    fn hand_back(&mut self, storage: Vec<u8>) {
+    /// the decoder has gone, the storage is kept spare. Storage grown past [`MOST_KEPT`] (a
+    /// chunk's, for a long line, given in [`exchange`](Self::exchange)) is freed, and the decoder
+    /// makes a buffer instead: else each long line would leave its storage among the decoders'
+    /// and the spare buffers, which would hold many such where `batched`'s chunks hold a few.
+    fn hand_back(&mut self, mut storage: Vec<u8>) {
+        if storage.capacity() > MOST_KEPT {
+            storage = Vec::new();
+        }
         if let Err(unsent) = self.empty.try_send(storage) {
             spare(unsent.into_inner());
         }
@@ -487,6 +497,25 @@ mod tests {
         waiting.join().unwrap();
         let bytes: Vec<u8> = received.iter().flat_map(Decoded::held).copied().collect();
         assert_eq!(bytes, b"1234", "in order, the last at the end");
+    }
+
+    /// Storage given for a buffer taken whole goes to the decoder, unless a long line grew it
+    /// past [`MOST_KEPT`]: then it is freed, and the decoder is given an empty one to grow.
+    #[test]
+    fn storage_grown_for_a_long_line_is_not_handed_to_the_decoder() {
+        let (to_reader, full) = bounded(2);
+        let (to_decoder, empty) = bounded(2);
+        let mut decoded = DecodedFile::new(full, to_decoder);
+        for (storage, given) in [(BUFFER, BUFFER), (4 * BUFFER, 0)] {
+            let bytes = b"line\n".to_vec();
+            to_reader.send(Decoded { bytes, len: 5 }).unwrap();
+            assert_eq!(decoded.whole_buffer(), Some(5));
+            decoded.exchange(|bytes, len| {
+                assert_eq!(&bytes[..len], b"line\n");
+                Vec::with_capacity(storage)
+            });
+            assert_eq!(empty.try_recv().unwrap().capacity(), given, "for {storage}");
+        }
     }
 
     /// A line cut off the last full buffer comes out when the decoding ends, and before a piece
