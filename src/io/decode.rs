@@ -171,13 +171,7 @@ pub fn decode_file(
     // Room for every piece the decoders may hold, so that pieces are reused, not made anew.
     let ahead = pool.map_or(0, |(parts, decoders)| frames::pieces_ahead(parts, decoders));
     let (to_decoder, empty) = bounded(buffers + ahead);
-    let out = Filling::new(ToReader {
-        full: to_reader,
-        empty,
-        most: buffers,
-        made: 0,
-        unsent: Vec::new(),
-    });
+    let out = Filling::new(ToReader::new(to_reader, empty, buffers));
     let decoding = start(out, move |out| match (pool, parts) {
         (Some((parts, decoders)), _) => frames::decode_parts(source, parts, decoders, out),
         (None, Some(parts)) => frames::decode_alone(source, parts, out),
@@ -229,11 +223,7 @@ impl Whole {
 /// offset where it was.
 fn decode_whole(source: Regular, format: Format) -> io::Result<Result<Whole, File>> {
     let Regular { file, offset, len } = source;
-    let mut out = Filling::new(Kept {
-        buffers: Vec::new(),
-        most: KEPT_HERE,
-        overflowed: false,
-    });
+    let mut out = Filling::new(Kept::new(KEPT_HERE));
     // Read in one piece; by one decoder, which decodes BGZF members and zstd frames alike.
     let shared = Arc::new(file);
     let reading = Undecoded::reading(shared.clone(), len as usize + 1);

@@ -308,17 +308,29 @@ const SENT_TOGETHER: usize = 2;
 
 /// The reader's buffers: at most `most` made, then only those it hands back.
 pub(super) struct ToReader {
-    pub(super) full: Sender<Decoded>,
+    full: Sender<Decoded>,
+    /// Shared with the pool's decoders too, which take their pieces' buffers from it.
     pub(super) empty: Receiver<Vec<u8>>,
     /// The most buffers made.
-    pub(super) most: usize,
+    most: usize,
     /// Buffers made so far: at `most`, the next is one the reader handed back.
-    pub(super) made: usize,
+    made: usize,
     /// Full buffers not yet sent, fewer than [`SENT_TOGETHER`].
-    pub(super) unsent: Vec<Decoded>,
+    unsent: Vec<Decoded>,
 }
 
 impl ToReader {
+    /// Buffers sent over `full`, at most `most` made, then those that come back over `empty`.
+    pub(super) fn new(full: Sender<Decoded>, empty: Receiver<Vec<u8>>, most: usize) -> Self {
+        ToReader {
+            full,
+            empty,
+            most,
+            made: 0,
+            unsent: Vec::new(),
+        }
+    }
+
     /// Sends the full buffers held: false when the reader has gone.
     fn send_unsent(&mut self) -> bool {
         let full = &self.full;
@@ -363,9 +375,20 @@ impl Drop for ToReader {
 /// is no more room, as if the reader had gone ([`decode_whole`](super::decode_whole)).
 pub(super) struct Kept {
     pub(super) buffers: Vec<Decoded>,
-    pub(super) most: usize,
+    most: usize,
     /// The decoder asked for more room than `most` buffers.
     pub(super) overflowed: bool,
+}
+
+impl Kept {
+    /// Room for at most `most` buffers, none yet filled.
+    pub(super) fn new(most: usize) -> Self {
+        Kept {
+            buffers: Vec::new(),
+            most,
+            overflowed: false,
+        }
+    }
 }
 
 impl Buffers for Kept {
@@ -387,11 +410,7 @@ mod tests {
     /// What `pieces`, written one after another as a decoder writes, come to: each buffer
     /// handed on, as the reader sees it.
     fn handed_on(pieces: &[Vec<u8>]) -> Vec<Vec<u8>> {
-        let mut out = Filling::new(Kept {
-            buffers: Vec::new(),
-            most: usize::MAX,
-            overflowed: false,
-        });
+        let mut out = Filling::new(Kept::new(usize::MAX));
         for piece in pieces {
             let mut piece = &piece[..];
             while !piece.is_empty() {
@@ -465,13 +484,7 @@ mod tests {
     fn full_buffers_go_together_and_before_any_wait() {
         let (to_reader, full) = bounded(3);
         let (to_decoder, empty) = bounded(3);
-        let mut buffers = ToReader {
-            full: to_reader,
-            empty,
-            most: 3,
-            made: 0,
-            unsent: Vec::new(),
-        };
+        let mut buffers = ToReader::new(to_reader, empty, 3);
         let fill = |buffers: &mut ToReader, byte: u8| {
             // A spare buffer may hold another test's bytes.
             let mut bytes = buffers.empty().unwrap();
@@ -529,11 +542,7 @@ mod tests {
             "at the end"
         );
         let text = lines(&[BUFFER - 10, 20], true);
-        let mut out = Filling::new(Kept {
-            buffers: Vec::new(),
-            most: usize::MAX,
-            overflowed: false,
-        });
+        let mut out = Filling::new(Kept::new(usize::MAX));
         let room = out.room().unwrap();
         room[..BUFFER].copy_from_slice(&text[..BUFFER]);
         assert!(out.filled(BUFFER));
