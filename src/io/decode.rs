@@ -226,9 +226,10 @@ fn decode_whole(source: Regular, format: Format) -> io::Result<Result<Whole, Fil
     let mut out = Filling::new(Kept::new(KEPT_HERE));
     // Read in one piece; by one decoder, which decodes BGZF members and zstd frames alike.
     let shared = Arc::new(file);
-    let reading = Undecoded::reading(shared.clone(), len as usize + 1);
-    let ended = caught(|| run(reading, Some(format), ONE, &mut out));
-    out.flush();
+    // A byte past the end finds it in the same read; a length past memory's is read in pieces.
+    let most = usize::try_from(len).map_or(usize::MAX, |len| len.saturating_add(1));
+    let reading = Undecoded::reading(shared.clone(), most);
+    let ended = decoded_into(&mut out, |out| run(reading, Some(format), ONE, out));
     let kept = std::mem::take(&mut out.buffers.buffers);
     if !out.buffers.overflowed {
         return Ok(Ok(Whole { kept, ended }));
@@ -260,13 +261,26 @@ fn start<O: Out>(
     thread::Builder::new()
         .name("decode".to_owned())
         .spawn(move || {
-            let ended = caught(|| decoding(&mut out));
-            // The bytes before a failure are handed on too; a reader gone wants none of them.
-            out.flush();
+            let ended = decoded_into(&mut out, decoding);
             let _ = tell.send(ended);
             drop(out);
         })?;
     Ok(Decoding { ended })
+}
+
+/// Decodes into `out` with `decoding`, then hands on what `out` holds: the bytes before a failure
+/// go too (a reader gone wants none of them). A panic in either is the source's failure, told as
+/// any other, where it would have ended the thread without a word.
+fn decoded_into<O: Out>(
+    out: &mut O,
+    decoding: impl FnOnce(&mut O) -> Result<(), Failure>,
+) -> Result<(), Failure> {
+    let ended = caught(|| decoding(out));
+    let flushed = caught(|| {
+        out.flush();
+        Ok(())
+    });
+    ended.and(flushed)
 }
 
 /// What `decoding` returned, or its panic as a failure of the source.
@@ -363,8 +377,11 @@ mod tests {
         threads: NonZeroUsize,
         here: u64,
     ) -> (Vec<u8>, Result<(), Failure>) {
-        let (mut buffers, decoding) =
-            decode_file(regular(source), format, BUFFERS, threads, here).unwrap();
+        drained(decode_file(regular(source), format, BUFFERS, threads, here).unwrap())
+    }
+
+    /// Every decoded byte of a decoded file, and how decoding ended.
+    fn drained((mut buffers, decoding): (DecodedFile, Decoding)) -> (Vec<u8>, Result<(), Failure>) {
         let mut out = Vec::new();
         // Odd sizes, so that reads straddle buffers.
         let mut buf = [0; 100_003];
@@ -453,6 +470,52 @@ mod tests {
             Err(Failure::Decompressing(reason)) => reason.to_string(),
             other => panic!("{other:?} instead of a decoding failure"),
         }
+    }
+
+    /// A FILE's length past what memory can address (`Regular`'s fields are the caller's) is
+    /// decoded as any other, in reads of a buffer: its length and a byte to find the end in the
+    /// same read overflowed.
+    #[test]
+    fn a_length_past_memory_is_decoded_in_reads_of_a_buffer() {
+        let file = file_of(&gzip(b"one\ntwo\n"));
+        let source = Regular {
+            file,
+            offset: 0,
+            len: u64::MAX,
+        };
+        let (out, ended) =
+            drained(decode_file(source, Format::Gzip, BUFFERS, ONE, u64::MAX).unwrap());
+        assert_eq!(out, b"one\ntwo\n");
+        assert!(ended.is_ok());
+    }
+
+    /// Where handing on the last bytes panics.
+    struct FlushPanics;
+
+    impl Out for FlushPanics {
+        fn room(&mut self) -> Option<&mut [u8]> {
+            None
+        }
+
+        fn filled(&mut self, _: usize) -> bool {
+            false
+        }
+
+        fn flush(&mut self) {
+            panic!("flushing failed");
+        }
+    }
+
+    /// A panic while the last decoded bytes are handed on is the source's failure, told as any
+    /// other: it ended the thread without a word, which `finish` could only guess at.
+    #[test]
+    fn a_panic_handing_on_the_last_bytes_is_told_as_the_failure() {
+        let decoding = start(FlushPanics, |_| Ok(())).unwrap();
+        let ended = decoding
+            .ended
+            .recv_timeout(std::time::Duration::from_secs(60));
+        let reason = reason(ended.expect("the thread ended without a word"));
+        assert!(reason.contains("flushing failed"), "{reason}");
     }
 
     #[test]
