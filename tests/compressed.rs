@@ -616,6 +616,59 @@ fn bad_compressed_input_is_one_line_and_the_next_file_is_read() {
     }
 }
 
+/// docs/CONTRACT.md §12.3 (RFC 1952 §2.3.1.2): a gzip member whose header has a reserved flag
+/// set is refused as zlib and `gzip -t` refuse it, after every byte of the members before it,
+/// from a FILE, from stdin that is a file (decoded in memory) and from a pipe (decoded as a
+/// stream): one line, exit 1, the next FILE still read. Among gzip members and among `bgzip`'s,
+/// whose members decoders decode at once (§12.4).
+#[test]
+fn a_gzip_member_with_a_reserved_flag_is_refused() {
+    let text = text(20_000);
+    let next = scratch_file("the-next-file", b"the next FILE\n");
+    let mut cases = Vec::new();
+    for flag in [0x20, 0x40, 0x80] {
+        let mut reserved = gzip(b"never decoded\n");
+        reserved[3] |= flag;
+        cases.push((
+            format!("reserved-{flag:x}.gz"),
+            [gzip(&text), reserved].concat(),
+            text.clone(),
+        ));
+    }
+    // Lines of 16 bytes: `bgzip`'s members hold 65,280 bytes of input each, whole lines.
+    let lines: Vec<u8> = (0..20_000)
+        .flat_map(|n| format!("line {n:>10}\n").into_bytes())
+        .collect();
+    let plain = scratch_file("reserved.txt", &lines);
+    if let Some(mut bgzf) = tool_output("bgzip", "tabix", &["-c"], &plain) {
+        // The second member, after the size the first's `BC` field gives (less one).
+        let second = usize::from(u16::from_le_bytes([bgzf[16], bgzf[17]])) + 1;
+        let mut first = Vec::new();
+        flate2::read::GzDecoder::new(&bgzf[..second])
+            .read_to_end(&mut first)
+            .unwrap();
+        bgzf[second + 3] |= 0x20;
+        cases.push(("reserved.bgz".to_owned(), bgzf, first));
+    }
+    // Operand `-`, named `stdin` in the failure's line.
+    let (stdin, named) = (Path::new("-"), Path::new("stdin"));
+    let reason = "invalid gzip header";
+    for (name, bytes, before) in cases {
+        let bad = scratch_file(&name, &bytes);
+        for variant in defaults() {
+            let from_file = run_command(decompressing(variant, &[&bad, &next]), b"");
+            assert_fails_after(variant, &from_file, &bad, reason, &before, Before::Whole);
+            let mut command = decompressing(variant, &[stdin, &next]);
+            command.stdin(fs::File::open(&bad).unwrap());
+            command.stdout(Stdio::piped()).stderr(Stdio::piped());
+            let from_stdin = finish(command.spawn().expect("spawning"), DEADLINE);
+            assert_fails_after(variant, &from_stdin, named, reason, &before, Before::Whole);
+            let from_pipe = run_command(decompressing(variant, &[stdin, &next]), &bytes);
+            assert_fails_after(variant, &from_pipe, named, reason, &before, Before::Whole);
+        }
+    }
+}
+
 /// The output of `tool ARGS FILE`, or `None` (the test skipped) where the tool is missing.
 fn tool_output(tool: &str, package: &str, args: &[&str], file: &Path) -> Option<Vec<u8>> {
     match Command::new(tool).args(args).arg(file).output() {

@@ -20,9 +20,10 @@ mod isal_members {
     use std::sync::{Mutex, PoisonError};
 
     use isal_sys::igzip_lib::{
-        ISAL_DECOMP_OK, ISAL_GZIP, inflate_state, isal_block_state_ISAL_BLOCK_FINISH,
-        isal_block_state_ISAL_BLOCK_INPUT_DONE, isal_gzip_header, isal_gzip_header_init,
-        isal_inflate, isal_inflate_init, isal_inflate_reset, isal_read_gzip_header,
+        ISAL_DECOMP_OK, ISAL_GZIP, ISAL_INVALID_WRAPPER, inflate_state,
+        isal_block_state_ISAL_BLOCK_FINISH, isal_block_state_ISAL_BLOCK_INPUT_DONE,
+        isal_gzip_header, isal_gzip_header_init, isal_inflate, isal_inflate_init,
+        isal_inflate_reset, isal_read_gzip_header,
     };
 
     /// gzip members decoded by ISA-L's stateful inflate, which checks each member's CRC-32 and
@@ -112,6 +113,10 @@ mod isal_members {
     /// makes one, not one a FILE.
     static SPARE_STATES: Mutex<Vec<KeptState>> = Mutex::new(Vec::new());
 
+    /// The gzip header's reserved flags (RFC 1952 §2.3.1), read once the header's first 10
+    /// bytes are.
+    const RESERVED_FLAGS: u32 = 0xe0;
+
     /// A state kept between decoders.
     struct KeptState(Box<inflate_state>);
 
@@ -199,6 +204,9 @@ mod isal_members {
                     match reading_header {
                         // 1, ISAL_END_INPUT: more of the header is to come.
                         true => match isal_read_gzip_header(state, &mut self.header) {
+                            // ISA-L takes them; RFC 1952 §2.3.1.2 says to refuse them, as zlib
+                            // does.
+                            _ if self.header.flags & RESERVED_FLAGS != 0 => ISAL_INVALID_WRAPPER,
                             1 => ISAL_DECOMP_OK as i32,
                             code => code,
                         },
@@ -360,6 +368,9 @@ mod tests {
             [&members[..], b"garbage"].concat(),
             [&members[..], &[0x1f][..]].concat(),
             cut_bad,
+            [&members[..], &reserved(0x20), &gzip(b"after")].concat(),
+            [&members[..], &reserved(0x40)].concat(),
+            reserved(0x80),
         ];
         for bytes in cases {
             let (want, whole) = reference(&bytes);
@@ -379,6 +390,25 @@ mod tests {
             }
         }
         assert_eq!(decoded(&members, 1 << 16, 1 << 16).0, want);
+    }
+
+    /// A member whose header has the reserved `flag` set besides its own (RFC 1952 §2.3.1.2).
+    fn reserved(flag: u8) -> Vec<u8> {
+        let mut member = gzip(b"reserved\n");
+        member[3] |= flag;
+        member
+    }
+
+    /// CONTRACT §12.3: a member whose header has a reserved flag set is refused before any of
+    /// it is decoded, as zlib refuses it, in the words of any other bad header.
+    #[test]
+    fn a_reserved_flag_is_refused() {
+        for flag in [0x20, 0x40, 0x80] {
+            let bytes = [&gzip(b"before\n")[..], &reserved(flag)].concat();
+            let (out, ended) = decoded(&bytes, 1 << 16, 1 << 16);
+            assert_eq!(out, b"before\n");
+            assert_eq!(ended.unwrap_err().to_string(), "invalid gzip header");
+        }
     }
 
     /// The CRC-32 of `bytes`, as gzip's header CRC takes its low half.
