@@ -113,6 +113,75 @@ mod isal_members {
     /// makes one, not one a FILE.
     static SPARE_STATES: Mutex<Vec<KeptState>> = Mutex::new(Vec::new());
 
+    /// ISA-L's state pointing into one call's input and output: the pointers are cleared when
+    /// this drops, on every way out of the call, so that no state is left, or kept spare,
+    /// pointing at buffers that are gone.
+    struct InCall<'a>(&'a mut inflate_state);
+
+    impl<'a> InCall<'a> {
+        fn new(state: &'a mut inflate_state, input: &[u8], output: &mut [u8]) -> Self {
+            state.next_in = input.as_ptr().cast_mut();
+            state.avail_in = u32::try_from(input.len()).unwrap_or(u32::MAX);
+            state.next_out = output.as_mut_ptr();
+            state.avail_out = u32::try_from(output.len()).unwrap_or(u32::MAX);
+            InCall(state)
+        }
+    }
+
+    impl std::ops::Deref for InCall<'_> {
+        type Target = inflate_state;
+
+        fn deref(&self) -> &inflate_state {
+            self.0
+        }
+    }
+
+    impl std::ops::DerefMut for InCall<'_> {
+        fn deref_mut(&mut self) -> &mut inflate_state {
+            self.0
+        }
+    }
+
+    impl Drop for InCall<'_> {
+        fn drop(&mut self) {
+            (self.0.next_in, self.0.next_out) = (std::ptr::null_mut(), std::ptr::null_mut());
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use std::io::{BufReader, Read};
+
+        use super::GzipMembers;
+        use crate::io::testing::gzip;
+
+        /// The state's pointers into a call's input and output point at nothing once `read`
+        /// returns, whichever way: with bytes, at a fault, at the end, at input cut short; so
+        /// that a state kept spare points at no buffer that is gone.
+        #[test]
+        fn the_state_points_at_nothing_between_reads() {
+            let good = gzip(b"a line of text\n");
+            let mut bad = good.clone();
+            bad[12] ^= 0xff;
+            let cut = good[..good.len() - 3].to_vec();
+            for bytes in [good, bad, cut] {
+                let mut members = GzipMembers::all(BufReader::with_capacity(7, &bytes[..]));
+                let mut buf = [0; 3];
+                loop {
+                    let read = members.read(&mut buf);
+                    let state = &members.state;
+                    assert!(
+                        state.next_in.is_null() && state.next_out.is_null(),
+                        "{read:?}"
+                    );
+                    if !matches!(read, Ok(1..)) {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
     /// The gzip header's reserved flags (RFC 1952 §2.3.1), read once the header's first 10
     /// bytes are.
     const RESERVED_FLAGS: u32 = 0xe0;
@@ -188,36 +257,36 @@ mod isal_members {
                 }
                 let input = self.input.fill_buf()?;
                 let ended = input.is_empty();
-                let avail_in = u32::try_from(input.len()).unwrap_or(u32::MAX);
-                let avail_out = u32::try_from(buf.len()).unwrap_or(u32::MAX);
-                let state: &mut inflate_state = &mut self.state;
-                state.next_in = input.as_ptr().cast_mut();
-                state.avail_in = avail_in;
-                state.next_out = buf.as_mut_ptr();
-                state.avail_out = avail_out;
-                let reading_header = state.wrapper_flag == 0;
-                // SAFETY: next_in and avail_in describe the input's buffer, which ISA-L only
-                // reads; next_out and avail_out describe `buf`, which it writes at most
-                // avail_out bytes of; both outlive the call, and nothing else touches them. The
-                // header's buffers are none, so nothing of the header is written.
-                let code = unsafe {
-                    match reading_header {
-                        // 1, ISAL_END_INPUT: more of the header is to come.
-                        true => match isal_read_gzip_header(state, &mut self.header) {
-                            // ISA-L takes them; RFC 1952 §2.3.1.2 says to refuse them, as zlib
-                            // does.
-                            _ if self.header.flags & RESERVED_FLAGS != 0 => ISAL_INVALID_WRAPPER,
-                            1 => ISAL_DECOMP_OK as i32,
-                            code => code,
-                        },
-                        false => isal_inflate(state),
-                    }
+                let reading_header = self.state.wrapper_flag == 0;
+                let (code, read, decoded) = {
+                    let mut state = InCall::new(&mut self.state, input, buf);
+                    let (avail_in, avail_out) = (state.avail_in, state.avail_out);
+                    // SAFETY: the state's next_in and avail_in describe the input's buffer, which
+                    // ISA-L only reads; next_out and avail_out describe `buf`, which it writes at
+                    // most avail_out bytes of; both outlive the call, and nothing else touches
+                    // them. The header's buffers are none, so nothing of the header is written.
+                    let code = unsafe {
+                        match reading_header {
+                            // 1, ISAL_END_INPUT: more of the header is to come.
+                            true => match isal_read_gzip_header(&mut *state, &mut self.header) {
+                                // ISA-L takes them; RFC 1952 §2.3.1.2 says to refuse them, as
+                                // zlib does.
+                                _ if self.header.flags & RESERVED_FLAGS != 0 => {
+                                    ISAL_INVALID_WRAPPER
+                                }
+                                1 => ISAL_DECOMP_OK as i32,
+                                code => code,
+                            },
+                            false => isal_inflate(&mut *state),
+                        }
+                    };
+                    // After some faults ISA-L leaves its counters meaningless (an invalid
+                    // lookback left avail_in at u32::MAX): what is consumed or made then does not
+                    // matter, as no call follows a fault.
+                    let read = avail_in.saturating_sub(state.avail_in) as usize;
+                    let decoded = avail_out.saturating_sub(state.avail_out) as usize;
+                    (code, read, decoded)
                 };
-                // After some faults ISA-L leaves avail_in meaningless (an invalid lookback left it
-                // at u32::MAX): what is consumed then does not matter, as no call follows a fault.
-                let read = avail_in.saturating_sub(state.avail_in) as usize;
-                let decoded = (avail_out - state.avail_out) as usize;
-                (state.next_in, state.next_out) = (std::ptr::null_mut(), std::ptr::null_mut());
                 self.input.consume(read);
                 if code != ISAL_DECOMP_OK as i32 {
                     let fault = fault(code);
