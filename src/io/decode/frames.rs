@@ -144,9 +144,23 @@ pub(super) fn decode_parts(
     }
     // Only the decoders hold the walk, so the parts end when the last of them has gone.
     drop(walking);
+    hand_on(decoded, &source, parts, start, out)
+}
+
+/// Hands on the parts that `decoded` tells of, in the file's order, into `out`, until the walk's
+/// end, a fault, or a rest for the one decoder; the parts begin at `start` in `source`.
+fn hand_on(
+    decoded: Receiver<Parted>,
+    source: &File,
+    parts: Parts,
+    start: u64,
+    out: &mut BuffersOut,
+) -> Result<(), Failure> {
+    let mut handed_on = false;
     for part in decoded {
         match part {
             Parted::Frame(pieces) => {
+                handed_on = true;
                 for piece in pieces {
                     match piece {
                         Piece::Decoded(piece) => {
@@ -155,16 +169,23 @@ pub(super) fn decode_parts(
                             }
                         }
                         Piece::Failed(failure) => return Err(failure),
-                        Piece::Rest(at) => return decode_rest(&source, parts, at, out),
+                        Piece::Rest(at) => return decode_rest(source, parts, at, out),
                     }
                 }
             }
-            Parted::Rest(at) => return decode_rest(&source, parts, at, out),
-            Parted::End(at) => return leave_offset(&source, at),
+            Parted::Rest(at) => return decode_rest(source, parts, at, out),
+            Parted::End(at) => return leave_offset(source, at),
         }
     }
-    // No decoder could be started.
-    decode_rest(&source, parts, start, out)
+    // The decoders have gone without telling the walk's end (none could be started, or a panic
+    // outside a part took the walk with it).
+    match handed_on {
+        false => decode_rest(source, parts, start, out),
+        // From the start again, what was handed on would come out twice.
+        true => Err(Failure::Decompressing(io::Error::other(
+            "the part decoders ended before the file's end",
+        ))),
+    }
 }
 
 /// Decodes `source`, a regular file holding `parts` from its offset on, into `out` on this
@@ -496,7 +517,7 @@ mod tests {
     use super::super::tests::{
         decoded, decoded_file, file_of, piped, reason, regular_of, skippable,
     };
-    use super::super::{BUFFERS, decode_file};
+    use super::super::{BUFFERS, DecodedFile, Kept, ToReader, decode_file};
     use super::*;
     use crate::io::testing::{self, gzip};
 
@@ -517,6 +538,65 @@ mod tests {
     /// Every part of `bytes`, walked.
     fn walked(bytes: &[u8]) -> Vec<String> {
         walked_as(bytes, Parts::Zstd)
+    }
+
+    /// What [`hand_on`] makes of the first of `frames` handed on by a decoder (none where
+    /// `first_handed_on` is false), then the decoders gone without a word, in a file of `frames`:
+    /// what it hands on, and how it ends.
+    fn handed_on_then_silence(
+        frames: &[Vec<u8>],
+        first_handed_on: bool,
+    ) -> (Vec<u8>, Result<(), Failure>) {
+        let source = file_of(
+            &frames
+                .iter()
+                .map(|text| zstd::encode_all(&text[..], 3).unwrap())
+                .collect::<Vec<_>>()
+                .concat(),
+        );
+        let (order, decoded) = bounded(1);
+        if first_handed_on {
+            let mut kept = Filling::new(Kept::new(usize::MAX));
+            let room = kept.room().unwrap();
+            room[..frames[0].len()].copy_from_slice(&frames[0]);
+            kept.filled(frames[0].len());
+            kept.flush();
+            let (piece, pieces) = bounded(kept.buffers.buffers.len());
+            for buffer in kept.buffers.buffers.drain(..) {
+                piece.send(Piece::Decoded(buffer)).unwrap();
+            }
+            order.send(Parted::Frame(pieces)).unwrap();
+        }
+        drop(order);
+        let (to_reader, full) = bounded(BUFFERS * 16);
+        let (to_decoder, empty) = bounded(BUFFERS * 16);
+        let mut out = Filling::new(ToReader::new(to_reader, empty, BUFFERS));
+        let ended = hand_on(decoded, &source, Parts::Zstd, 0, &mut out);
+        out.flush();
+        drop(out);
+        let mut reader = DecodedFile::new(full, to_decoder);
+        let (mut read, mut buf) = (Vec::new(), vec![0; BUFFER]);
+        while let n @ 1.. = reader.read(&mut buf) {
+            read.extend_from_slice(&buf[..n]);
+        }
+        (read, ended)
+    }
+
+    /// Decoders gone without telling the walk's end, after a part was handed on, is a failure:
+    /// decoding again from the parts' start repeated what had been handed on. Where none was,
+    /// the one decoder decodes the file from its start.
+    #[test]
+    fn parts_that_end_without_a_word_are_not_decoded_twice() {
+        let frames = [text(0..1000), text(1000..2000)];
+        let (out, ended) = handed_on_then_silence(&frames, true);
+        assert!(out == frames[0], "the part handed on is not all that came");
+        assert_eq!(
+            reason(ended),
+            "the part decoders ended before the file's end"
+        );
+        let (out, ended) = handed_on_then_silence(&frames, false);
+        assert!(out == frames.concat(), "not decoded from the start");
+        assert!(ended.is_ok());
     }
 
     /// Every part of `bytes` holding `parts`, walked.
