@@ -339,7 +339,10 @@ enum RunEnded {
 }
 
 /// Decodes the zstd frame in `frame` of the file into `out`, the bytes before a failure too.
-/// `input` is room to read into.
+/// `input` is room to read into. Where libzstd ends the frame elsewhere than the walk found, the
+/// frame is decoded to libzstd's end, reading past the walk's if it wants more, and the rest is
+/// the one decoder's from there: the bytes and the words are then the one decoder's, which
+/// decodes the same frame from the same start.
 fn decode_frame(
     source: &File,
     frame: Range<u64>,
@@ -349,10 +352,20 @@ fn decode_frame(
 ) -> Result<RunEnded, Failure> {
     decoder.reinit().map_err(Failure::Decompressing)?;
     let (mut at, mut read, mut used) = (frame.start, 0, 0);
+    // libzstd took every byte read and made nothing of them: it wants more.
+    let mut starved = false;
     loop {
-        if used == read && at < frame.end {
-            let wanted = input.len().min((frame.end - at) as usize);
+        if used == read && (at < frame.end || starved) {
+            let wanted = match at < frame.end {
+                true => input.len().min((frame.end - at) as usize),
+                false => input.len(),
+            };
             read = read_at(source, &mut input[..wanted], at).map_err(Failure::Reading)?;
+            if read == 0 {
+                // The file ends inside the frame (it shrank after the walk, or the frame is longer
+                // than the walk found), as the one decoder finds it.
+                return Err(Failure::Decompressing(incomplete_frame()));
+            }
             (at, used) = (at + read as u64, 0);
         }
         let Some(room) = out.room() else {
@@ -365,17 +378,17 @@ fn decode_frame(
         used += from.pos();
         let ended = match hint {
             Err(error) => Some(Err(Failure::Decompressing(error))),
-            // The frame's end: the walk found it here too.
-            Ok(0) if used == read && at == frame.end => Some(Ok(RunEnded::Whole)),
             Ok(0) => {
-                let early = io::Error::other("a zstd frame ended before its last block");
-                Some(Err(Failure::Decompressing(early)))
+                let end = at - (read - used) as u64;
+                Some(Ok(match end == frame.end {
+                    true => RunEnded::Whole,
+                    false => RunEnded::Rest(end),
+                }))
             }
-            // The file ended inside the frame: it shrank after the walk.
-            Ok(_) if made == 0 && from.pos() == 0 && used == read => {
-                Some(Err(Failure::Decompressing(incomplete_frame())))
+            Ok(_) => {
+                starved = made == 0 && from.pos() == 0 && used == read;
+                None
             }
-            Ok(_) => None,
         };
         if !out.filled(made) {
             return Ok(RunEnded::ReaderGone);
@@ -597,6 +610,60 @@ mod tests {
         let (out, ended) = handed_on_then_silence(&frames, false);
         assert!(out == frames.concat(), "not decoded from the start");
         assert!(ended.is_ok());
+    }
+
+    /// What [`decode_frame`] makes of the frame the walk found at `frame` in a file of `bytes`:
+    /// the bytes it hands on, and how it ends.
+    fn frame_decoded(bytes: &[u8], frame: Range<u64>) -> (Vec<u8>, String) {
+        let source = file_of(bytes);
+        let mut decoder = Decoder::new().unwrap();
+        let mut out = Filling::new(Kept::new(usize::MAX));
+        let ended = decode_frame(&source, frame, &mut decoder, &mut [0; 1000], &mut out);
+        out.flush();
+        let decoded = out
+            .buffers
+            .buffers
+            .iter()
+            .flat_map(|buffer| buffer.held())
+            .copied();
+        let ended = match ended {
+            Ok(RunEnded::Whole) => "whole".to_owned(),
+            Ok(RunEnded::Rest(at)) => format!("rest at {at}"),
+            Ok(RunEnded::ReaderGone) => "reader gone".to_owned(),
+            Err(failure) => reason(Err(failure)),
+        };
+        (decoded.collect(), ended)
+    }
+
+    /// CONTRACT §12.3: a zstd frame that libzstd ends elsewhere than the walk found, earlier or
+    /// later, is decoded to libzstd's end, and the rest is the one decoder's from there: the
+    /// bytes and words are the one decoder's. Both were failures of words of their own.
+    #[test]
+    fn a_frame_libzstd_ends_elsewhere_than_the_walk_leaves_the_rest_to_one_decoder() {
+        let (first, second) = (text(0..3000), text(3000..4000));
+        let frames = [
+            zstd::encode_all(&first[..], 3).unwrap(),
+            zstd::encode_all(&second[..], 3).unwrap(),
+        ];
+        let bytes = frames.concat();
+        let end = frames[0].len() as u64;
+        let rest = format!("rest at {end}");
+        for walked in [end, end - 3, end + 5, 1] {
+            let (out, ended) = frame_decoded(&bytes, 0..walked);
+            assert!(out == first, "walked to {walked}: not the frame's bytes");
+            let want = if walked == end {
+                "whole".to_owned()
+            } else {
+                rest.clone()
+            };
+            assert_eq!(ended, want, "walked to {walked}");
+        }
+        // The file ends inside the frame, past the walk's end: as the one decoder says it.
+        let cut = &frames[0][..frames[0].len() - 2];
+        let (out, ended) = frame_decoded(cut, 0..end - 5);
+        let (one_out, one_ended) = decoded_file(file_of(cut), Format::Zstd, ONE);
+        assert!(out == one_out);
+        assert_eq!(ended, reason(one_ended));
     }
 
     /// Every part of `bytes` holding `parts`, walked.
