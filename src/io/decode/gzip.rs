@@ -148,40 +148,6 @@ mod isal_members {
         }
     }
 
-    #[cfg(test)]
-    mod tests {
-        use std::io::{BufReader, Read};
-
-        use super::GzipMembers;
-        use crate::io::testing::gzip;
-
-        /// The state's pointers into a call's input and output point at nothing once `read`
-        /// returns, whichever way: with bytes, at a fault, at the end, at input cut short; so
-        /// that a state kept spare points at no buffer that is gone.
-        #[test]
-        fn the_state_points_at_nothing_between_reads() {
-            let good = gzip(b"a line of text\n");
-            let mut bad = good.clone();
-            bad[12] ^= 0xff;
-            let cut = good[..good.len() - 3].to_vec();
-            for bytes in [good, bad, cut] {
-                let mut members = GzipMembers::all(BufReader::with_capacity(7, &bytes[..]));
-                let mut buf = [0; 3];
-                loop {
-                    let read = members.read(&mut buf);
-                    let state = &members.state;
-                    assert!(
-                        state.next_in.is_null() && state.next_out.is_null(),
-                        "{read:?}"
-                    );
-                    if !matches!(read, Ok(1..)) {
-                        break;
-                    }
-                }
-            }
-        }
-    }
-
     /// The gzip header's reserved flags (RFC 1952 §2.3.1), read once the header's first 10
     /// bytes are.
     const RESERVED_FLAGS: u32 = 0xe0;
@@ -307,6 +273,40 @@ mod isal_members {
                 if read == 0 && !reading_header {
                     // ISA-L took none of the input and made nothing of it: it can go no further.
                     return Err(fault(0));
+                }
+            }
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use std::io::{BufReader, Read};
+
+        use super::GzipMembers;
+        use crate::io::testing::gzip;
+
+        /// The state's pointers into a call's input and output point at nothing once `read`
+        /// returns, whichever way: with bytes, at a fault, at the end, at input cut short; so
+        /// that a state kept spare points at no buffer that is gone.
+        #[test]
+        fn the_state_points_at_nothing_between_reads() {
+            let good = gzip(b"a line of text\n");
+            let mut bad = good.clone();
+            bad[12] ^= 0xff;
+            let cut = good[..good.len() - 3].to_vec();
+            for bytes in [good, bad, cut] {
+                let mut members = GzipMembers::all(BufReader::with_capacity(7, &bytes[..]));
+                let mut buf = [0; 3];
+                loop {
+                    let read = members.read(&mut buf);
+                    let state = &members.state;
+                    assert!(
+                        state.next_in.is_null() && state.next_out.is_null(),
+                        "{read:?}"
+                    );
+                    if !matches!(read, Ok(1..)) {
+                        break;
+                    }
                 }
             }
         }
