@@ -48,15 +48,17 @@ mod frames;
 pub mod gzip;
 mod handoff;
 pub(crate) mod slices;
+mod source;
 mod streams;
 mod walk;
 mod whole;
 
 pub use format::{Format, sniff_file};
-use frames::Parts;
 pub use handoff::DecodedFile;
-use handoff::{Buffers, BuffersOut, Decoded, Filling, Kept, Out, PipeOut, ToReader, spare};
-use streams::{Undecoded, incomplete_frame, run};
+use handoff::{Decoded, Filling, Kept, Out, PipeOut, ToReader, spare};
+use source::Undecoded;
+use streams::run;
+use walk::Parts;
 
 /// A regular file to sniff and decode: read from `offset` on (stdin may be a file that something
 /// before read part of, and reading goes on from where it stopped), where it held `len` bytes

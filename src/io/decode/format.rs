@@ -4,7 +4,7 @@
 use std::io::{self, Read};
 use std::os::unix::fs::FileExt;
 
-use super::streams::{Undecoded, reading};
+use super::source::{Undecoded, reading};
 use super::{Failure, Regular};
 
 /// What a source holds, by its first bytes.

@@ -41,41 +41,15 @@ use crossbeam_channel::{Receiver, Sender, bounded};
 use zstd::stream::raw::{Decoder, InBuffer, Operation, OutBuffer};
 
 use super::gzip::GzipMembers;
-use super::handoff::Decoded;
-use super::walk::{BGZIP_HEADER, FEXTRA, Part, Walk};
+use super::handoff::{Buffers, BuffersOut, Decoded, Filling, Out};
+use super::source::Undecoded;
+use super::streams::{incomplete_frame, run};
+use super::walk::{BGZIP_HEADER, FEXTRA, Part, Parts, Walk};
 use super::whole::WholeMember;
-use super::{
-    BUFFER, Buffers, BuffersOut, Failure, Filling, Format, ONE, Out, Undecoded, caught,
-    incomplete_frame, run,
-};
+use super::{BUFFER, Failure, ONE, caught};
 
-/// The formats whose parts the walk can find without decoding.
-#[derive(Debug, Clone, Copy)]
-pub(super) enum Parts {
-    /// zstd frames, skippable frames among them.
-    Zstd,
-    /// gzip members with BGZF's `BC` subfield.
-    Bgzf,
-}
-
+/// The pool's limits for each kind of part.
 impl Parts {
-    /// The parts a file of `format` may hold.
-    pub(super) fn of(format: Format) -> Option<Parts> {
-        match format {
-            Format::Zstd => Some(Parts::Zstd),
-            Format::Gzip => Some(Parts::Bgzf),
-            _ => None,
-        }
-    }
-
-    /// The format the one decoder decodes what the walk cannot follow as.
-    fn format(self) -> Format {
-        match self {
-            Parts::Zstd => Format::Zstd,
-            Parts::Bgzf => Format::Gzip,
-        }
-    }
-
     /// The most decoded pieces ([`BUFFER`] bytes each) a part decoded ahead holds until the reader
     /// comes to it, so that a decoder ahead seldom waits for the reader: for zstd 8 MiB, a whole
     /// frame of `pzstd`'s at its default level; for BGZF 2 MiB, more than the 1.2 MiB a run of
@@ -527,10 +501,12 @@ pub(super) fn read_at(source: &File, buf: &mut [u8], at: u64) -> io::Result<usiz
 mod tests {
     use std::io::Write;
 
+    use super::super::format::Format;
+    use super::super::handoff::{DecodedFile, Kept, ToReader};
     use super::super::tests::{
         decoded, decoded_file, file_of, piped, reason, regular_of, skippable,
     };
-    use super::super::{BUFFERS, DecodedFile, Kept, ToReader, decode_file};
+    use super::super::{BUFFERS, decode_file};
     use super::*;
     use crate::io::testing::{self, gzip};
 

@@ -1,53 +1,14 @@
 //! One decoder for a whole source, of each format, reading it as a stream: what decodes a pipe,
 //! a file of one frame or member, and whatever the walk of a file's parts leaves.
 
-use std::fs::File;
 use std::io::{self, BufRead, BufReader, Chain, Cursor, Read};
 use std::num::NonZeroUsize;
-use std::sync::Arc;
 
 use super::format::{Format, sniff_stream};
 use super::gzip::GzipMembers;
-use super::{BUFFER, Failure, Out, slices};
-use crate::io::fd;
-
-/// The source as the decoder reads it: signals and an inherited non-blocking mode waited out, and
-/// a failed read kept, so that it is told as the source's failure rather than the decoder's.
-#[derive(Debug)]
-pub(super) struct Undecoded {
-    /// Shared, so that a small file decoded whole is handed back whole where it is to be decoded
-    /// again on a thread (`decode_whole`), without a `dup`.
-    file: Arc<File>,
-    failed: Option<io::Error>,
-    /// The most read at a time: [`BUFFER`], or less for a small file, whose read buffer is then
-    /// as small (a buffer is zeroed before its first read).
-    most: usize,
-}
-
-impl Undecoded {
-    pub(super) fn new(file: File) -> Self {
-        Undecoded::reading(Arc::new(file), BUFFER)
-    }
-
-    /// `file`, read at most `most` bytes (at least one, at most a [`BUFFER`]) at a time.
-    pub(super) fn reading(file: Arc<File>, most: usize) -> Self {
-        Undecoded {
-            file,
-            failed: None,
-            most: most.clamp(1, BUFFER),
-        }
-    }
-}
-
-impl Read for Undecoded {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        fd::read(&self.file, buf).map_err(|error| {
-            let kind = error.kind();
-            self.failed = Some(error);
-            io::Error::from(kind)
-        })
-    }
-}
+use super::handoff::Out;
+use super::source::{Undecoded, reading};
+use super::{Failure, slices};
 
 /// The source with the bytes sniffing read put back in front.
 type Sniffed = Chain<Cursor<Vec<u8>>, Undecoded>;
@@ -110,16 +71,6 @@ pub(super) fn run(
         ))),
         Format::Plain => pump(input, |input| input, out),
     }
-}
-
-/// The failure of reading `source`, which its last read kept.
-pub(super) fn reading(source: &mut Undecoded) -> Failure {
-    Failure::Reading(
-        source
-            .failed
-            .take()
-            .unwrap_or_else(|| io::Error::other("read failed")),
-    )
 }
 
 /// Reads `from` (a decoder, or the source itself) into `out`'s room until the end, a failure, or

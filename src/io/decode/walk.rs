@@ -7,7 +7,7 @@ use std::ops::Range;
 use std::os::unix::fs::FileExt;
 
 use super::BUFFER;
-use super::frames::Parts;
+use super::format::Format;
 
 /// The widest window a frame may have to be decoded beside others: `zstd -19`'s and `pzstd`'s
 /// widest (8 MiB). Frames wider than that are rare, and each decoder holds its frame's window, so
@@ -33,6 +33,34 @@ const GZIP: u64 = 0x08_8b1f;
 
 /// A skippable frame's magics (zstd's and LZ4's): `0x184D2A50` to `0x184D2A5F`.
 const SKIPPABLE: Range<u64> = 0x184d_2a50..0x184d_2a60;
+
+/// The formats whose parts the walk can find without decoding.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Parts {
+    /// zstd frames, skippable frames among them.
+    Zstd,
+    /// gzip members with BGZF's `BC` subfield.
+    Bgzf,
+}
+
+impl Parts {
+    /// The parts a file of `format` may hold.
+    pub(super) fn of(format: Format) -> Option<Parts> {
+        match format {
+            Format::Zstd => Some(Parts::Zstd),
+            Format::Gzip => Some(Parts::Bgzf),
+            _ => None,
+        }
+    }
+
+    /// The format the one decoder decodes what the walk cannot follow as.
+    pub(super) fn format(self) -> Format {
+        match self {
+            Parts::Zstd => Format::Zstd,
+            Parts::Bgzf => Format::Gzip,
+        }
+    }
+}
 
 /// What comes next in the file, walked to without decoding.
 #[derive(Debug)]

@@ -1,0 +1,89 @@
+//! The source a decoder reads, compressed: its reads, and its failure kept apart from the
+//! decoder's.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::sync::Arc;
+
+use super::{BUFFER, Failure};
+use crate::io::fd;
+
+/// The source as the decoder reads it: signals and an inherited non-blocking mode waited out, and
+/// a failed read kept, so that it is told as the source's failure rather than the decoder's.
+#[derive(Debug)]
+pub(super) struct Undecoded {
+    /// Shared, so that a small file decoded whole is handed back whole where it is to be decoded
+    /// again on a thread (`decode_whole`), without a `dup`.
+    file: Arc<File>,
+    pub(super) failed: Option<io::Error>,
+    /// The most read at a time: [`BUFFER`], or less for a small file, whose read buffer is then
+    /// as small (a buffer is zeroed before its first read).
+    pub(super) most: usize,
+}
+
+impl Undecoded {
+    pub(super) fn new(file: File) -> Self {
+        Undecoded::reading(Arc::new(file), BUFFER)
+    }
+
+    /// `file`, read at most `most` bytes (at least one, at most a [`BUFFER`]) at a time.
+    pub(super) fn reading(file: Arc<File>, most: usize) -> Self {
+        Undecoded {
+            file,
+            failed: None,
+            most: most.clamp(1, BUFFER),
+        }
+    }
+}
+
+impl Read for Undecoded {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        fd::read(&self.file, buf).map_err(|error| {
+            let kind = error.kind();
+            self.failed = Some(error);
+            io::Error::from(kind)
+        })
+    }
+}
+
+/// The failure of reading `source`, which its last read kept.
+pub(super) fn reading(source: &mut Undecoded) -> Failure {
+    Failure::Reading(
+        source
+            .failed
+            .take()
+            .unwrap_or_else(|| io::Error::other("read failed")),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A read that fails is the source's failure, told with the system's own error, where the
+    /// decoder reading it sees only the error's kind; none kept reads as a failed read.
+    #[test]
+    fn a_failed_read_is_kept_as_the_sources_failure() {
+        let mut source = Undecoded::new(File::open(std::env::temp_dir()).unwrap());
+        let seen = source.read(&mut [0; 16]).unwrap_err();
+        assert_eq!(seen.kind(), io::ErrorKind::IsADirectory);
+        assert_eq!(seen.raw_os_error(), None);
+        match reading(&mut source) {
+            Failure::Reading(kept) => assert!(kept.raw_os_error().is_some(), "{kept:?}"),
+            other => panic!("{other:?}"),
+        }
+        match reading(&mut source) {
+            Failure::Reading(kept) => assert_eq!(kept.to_string(), "read failed"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// Reads are at least a byte and at most a [`BUFFER`], whatever is asked.
+    #[test]
+    fn reads_are_a_byte_to_a_buffer() {
+        let file = Arc::new(File::open(std::env::temp_dir()).unwrap());
+        for (asked, most) in [(0, 1), (7, 7), (usize::MAX, BUFFER)] {
+            assert_eq!(Undecoded::reading(file.clone(), asked).most, most);
+        }
+    }
+}
