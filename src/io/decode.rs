@@ -43,6 +43,7 @@ use crossbeam_channel::{Receiver, bounded};
 use crate::error::panic_message;
 use crate::io::fd;
 
+mod bzip2;
 mod format;
 mod frames;
 pub mod gzip;
@@ -134,15 +135,18 @@ impl Decoding {
 
 /// Starts decoding a stream on a thread of its own: returns the read end of a pipe that carries
 /// the decoded bytes as they come, and how decoding ends. The thread sniffs the source as it
-/// reads it (a pipe's bytes can be read only once), passing plain bytes through.
-pub fn decode(source: File) -> io::Result<(File, Decoding)> {
+/// reads it (a pipe's bytes can be read only once), passing plain bytes through; a bzip2
+/// stream's blocks on up to `threads` threads.
+pub fn decode(source: File, threads: NonZeroUsize) -> io::Result<(File, Decoding)> {
     let (reader, writer) = std::io::pipe()?;
     fd::enlarge_pipe(writer.as_fd());
     let out = PipeOut {
         pipe: File::from(OwnedFd::from(writer)),
         buf: vec![0; BUFFER],
     };
-    let decoding = start(out, |out| run(Undecoded::new(source), None, ONE, out))?;
+    let decoding = start(out, move |out| {
+        run(Undecoded::new(source), None, threads, out)
+    })?;
     Ok((File::from(OwnedFd::from(reader)), decoding))
 }
 
@@ -317,7 +321,7 @@ mod tests {
     }
 
     fn bzip2(bytes: &[u8]) -> Vec<u8> {
-        let mut encoder = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::fast());
+        let mut encoder = ::bzip2::write::BzEncoder::new(Vec::new(), ::bzip2::Compression::fast());
         encoder.write_all(bytes).unwrap();
         encoder.finish().unwrap()
     }
@@ -353,7 +357,7 @@ mod tests {
         let mut out = Vec::new();
         let decoding = match format {
             None => {
-                let (mut pipe, decoding) = decode(source).unwrap();
+                let (mut pipe, decoding) = decode(source, ONE).unwrap();
                 pipe.read_to_end(&mut out).unwrap();
                 decoding
             }
@@ -763,7 +767,7 @@ mod tests {
             let _feeding = thread::spawn(move || writer.write_all(&compressed).map(|()| writer));
             let source = File::from(std::os::fd::OwnedFd::from(source));
             let decoding = match way {
-                None => decode(source).unwrap().1,
+                None => decode(source, ONE).unwrap().1,
                 Some(format) => {
                     let (mut buffers, decoding) =
                         decode_file(regular(source), format, BUFFERS, NonZeroUsize::MIN, 0)
@@ -813,7 +817,8 @@ mod tests {
     #[test]
     fn a_slowly_written_stream_comes_out_as_it_decodes() {
         let (reader, writer) = std::io::pipe().unwrap();
-        let (pipe, _decoding) = decode(File::from(std::os::fd::OwnedFd::from(reader))).unwrap();
+        let (pipe, _decoding) =
+            decode(File::from(std::os::fd::OwnedFd::from(reader)), ONE).unwrap();
         let mut lines = lines_of(pipe);
         let mut gzip = GzEncoder::new(writer, Compression::default());
         let mut zstd = zstd::Encoder::new(Vec::new(), 3).unwrap();
@@ -832,7 +837,8 @@ mod tests {
             flushed.push(zstd.get_ref().len());
         }
         let (reader, mut writer) = std::io::pipe().unwrap();
-        let (pipe, _decoding) = decode(File::from(std::os::fd::OwnedFd::from(reader))).unwrap();
+        let (pipe, _decoding) =
+            decode(File::from(std::os::fd::OwnedFd::from(reader)), ONE).unwrap();
         let mut lines = lines_of(pipe);
         // The zstd stream in parts, each ending where a flush ended a block holding a line.
         for (n, line) in ["first", "second"].into_iter().enumerate() {

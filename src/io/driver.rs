@@ -196,9 +196,11 @@ impl<F> Driver<F> {
                     Opening::Regular(regular, _) => regular.file,
                 };
                 match how {
-                    Some(How::Decoded(None)) => decode::decode(file).map(|(pipe, decoding)| {
-                        (Reading::Handle((self.handle)(pipe)), Some(decoding))
-                    }),
+                    Some(How::Decoded(None)) => decode::decode(
+                        file,
+                        self.sources.decoder_threads(),
+                    )
+                    .map(|(pipe, decoding)| (Reading::Handle((self.handle)(pipe)), Some(decoding))),
                     _ => Ok((Reading::Handle((self.handle)(file)), None)),
                 }
             }

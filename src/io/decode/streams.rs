@@ -11,23 +11,29 @@ use super::source::{Undecoded, reading};
 use super::{Failure, slices};
 
 /// The source with the bytes sniffing read put back in front.
-type Sniffed = Chain<Cursor<Vec<u8>>, Undecoded>;
+pub(super) type Sniffed = Chain<Cursor<Vec<u8>>, Undecoded>;
 
 /// The most memory liblzma may take for an xz stream: a 128 MiB dictionary, as zstd's window is
 /// bounded (CONTRACT §10), and the decoder's own state beside it. `xz -9` uses 64 MiB.
 const XZ_MEMORY_LIMIT: u64 = (128 + 1) << 20;
 
-/// The thread's body: sniffs unless `format` is known, then decodes or copies into `out`, an xz
-/// stream's blocks on up to `threads` threads.
+/// The thread's body: sniffs unless `format` is known, then decodes or copies into `out`, a bzip2
+/// source's blocks on up to `threads` threads, and a regular file's xz blocks. A source sniffed
+/// here is a stream, which may be live: its xz blocks have one decoder, as liblzma's threaded
+/// decoder holds each block's bytes back until the block ends, where one decoder hands them on as
+/// they come; a bzip2 block's bytes come at its end with any decoder.
 pub(super) fn run(
     mut source: Undecoded,
     format: Option<Format>,
     threads: NonZeroUsize,
     out: &mut impl Out,
 ) -> Result<(), Failure> {
-    let (format, start) = match format {
-        Some(format) => (format, Vec::new()),
-        None => sniff_stream(&mut source)?,
+    let (format, start, xz_threads) = match format {
+        Some(format) => (format, Vec::new(), threads),
+        None => {
+            let (format, start) = sniff_stream(&mut source)?;
+            (format, start, NonZeroUsize::MIN)
+        }
     };
     let most = source.most;
     let input = Cursor::new(start).chain(source);
@@ -44,7 +50,7 @@ pub(super) fn run(
             pump(decoder, |decoder| decoder.get_mut().get_mut(), out)
         }
         Format::Xz => {
-            let decoder = XzStreams::new(buffered(input), XzKind::xz(threads));
+            let decoder = XzStreams::new(buffered(input), XzKind::xz(xz_threads));
             pump(
                 decoder.map_err(decompressing)?,
                 |decoder| decoder.input.get_mut(),
@@ -59,6 +65,7 @@ pub(super) fn run(
                 out,
             )
         }
+        Format::Bzip2 if threads.get() > 1 => super::bzip2::decode(input, threads, out),
         Format::Bzip2 => {
             let decoder = bzip2::bufread::MultiBzDecoder::new(buffered(input));
             pump(decoder, |decoder| decoder.get_mut().get_mut(), out)
@@ -76,7 +83,7 @@ pub(super) fn run(
 /// Reads `from` (a decoder, or the source itself) into `out`'s room until the end, a failure, or
 /// `out`'s reader going away. `source` finds the source inside `from`, to tell its own failures
 /// from the decoder's.
-fn pump<R: Read>(
+pub(super) fn pump<R: Read>(
     mut from: R,
     source: impl Fn(&mut R) -> &mut Sniffed,
     out: &mut impl Out,
