@@ -15,7 +15,9 @@
 # the other formats for `batched` alone, beside each tool's own decoder (`pzstd`'s files, a
 # skippable frame before each frame; `xz -T1`; `xz -T2`, whose blocks `-z` decodes on every core,
 # beside `xz -dc -T1` and `-T2`; `bzip2 -9`; `lz4`): `TOOL -dc F`,
-# `TOOL -dc F | batched`, `batched -z F`;
+# `TOOL -dc F | batched`, `batched -z F`; bzip2 files made by `bzip2 -9`, `lbzip2` and `pbzip2`,
+# whose blocks `-z` decodes on every core (CONTRACT §12.4), each beside `bzip2 -dc`, `lbzip2 -dc`
+# and `pbzip2 -dc` into `batched`, and `batched -z` from the FILE, from stdin and with one decoder;
 # eight rotated gzip files (the text `split -n l/8` at line ends, as logrotate cuts a log, each
 # part `gzip -6`), for `batched` alone: `batched -z F.0*.gz` (the next FILEs decoded ahead, CONTRACT
 # §12.5) and with `--decoders 1`, beside the same bytes as one member, `batched -z F.gz`, and
@@ -27,8 +29,8 @@
 # and the peak RSS of `batched -z` on a gzip file of short lines (1 GB decoded at full size).
 # Every output is checked identical first. Appends its tables to the file named by $1.
 #
-# Needs gzip, pigz, igzip, zstd (pzstd), xz, bzip2, lz4, GNU parallel and /usr/bin/time:
-# sudo apt-get install gzip pigz isal zstd xz-utils bzip2 lz4 parallel time
+# Needs gzip, pigz, igzip, zstd (pzstd), xz, bzip2, lbzip2, pbzip2, lz4, GNU parallel and
+# /usr/bin/time: sudo apt-get install gzip pigz isal zstd xz-utils bzip2 lbzip2 pbzip2 lz4 parallel time
 
 COMPRESSED_BYTES=$((TEXT_BYTES / 4))
 # Each format's text, the first COMPRESSED_BYTES / SHARE of the logs or the man pages: sized by
@@ -37,15 +39,16 @@ COMPRESSED_BYTES=$((TEXT_BYTES / 4))
 # logs in about 0.3 s and zstd, lz4 faster; bzip2 -dc decodes about 40 MB/s, where 64 MiB took
 # 3.6-5.4 s a run; xz's decoding is quick but `xz -6` compresses at about 3 MB/s, which made the
 # xz files most of the section's time).
-declare -A COMPRESSED_SHARE=([gzip]=1 [zstd]=1 [pzstd]=1 [lz4]=1 [xz]=4 [xz-T2]=4 [bzip2]=8)
+declare -A COMPRESSED_SHARE=([gzip]=1 [zstd]=1 [pzstd]=1 [lz4]=1 [xz]=4 [xz-T2]=4 [bzip2]=8 [lbzip2]=8
+    [pbzip2]=8)
 # Each format: its file's extension, and the command that makes it.
 # xz-T2: `xz -T2`'s blocks, which `-z` decodes on every core (CONTRACT §12.4). `xz -6 -T2` cuts
 # 24 MiB blocks, more than its text holds: four blocks a file, as a bigger file has.
 declare -A COMPRESSED_EXTENSION=([gzip]=gz [zstd]=zst [pzstd]=pzst [xz]=xz [xz-T2]=T2.xz [bzip2]=bz2
-    [lz4]=lz4)
+    [lbzip2]=lbz2.bz2 [pbzip2]=pbz2.bz2 [lz4]=lz4)
 declare -A COMPRESSOR=([gzip]="gzip -6 -n -c" [zstd]="zstd -3 -q -c" [pzstd]="pzstd -3 -p 2 -q -c"
     [xz]="xz -6 -T1 -c" [xz-T2]="xz -6 -T2 --block-size=$((COMPRESSED_BYTES / COMPRESSED_SHARE[xz-T2] / 4)) -c"
-    [bzip2]="bzip2 -9 -c" [lz4]="lz4 -q -c")
+    [bzip2]="bzip2 -9 -c" [lbzip2]="lbzip2 -9 -n 2 -c" [pbzip2]="pbzip2 -9 -p2 -c" [lz4]="lz4 -q -c")
 
 # mib BYTES: BYTES in MiB, or in KiB below a MiB (tiny runs).
 mib() { if (($1 >> 20)); then echo "$(($1 >> 20)) MiB"; else echo "$(($1 >> 10)) KiB"; fi; }
@@ -59,11 +62,13 @@ compressed_section() {
     require pzstd "sudo apt-get install zstd"
     require xz "sudo apt-get install xz-utils"
     require bzip2 "sudo apt-get install bzip2"
+    require lbzip2 "sudo apt-get install lbzip2"
+    require pbzip2 "sudo apt-get install pbzip2"
     require lz4 "sudo apt-get install lz4"
     require parallel "sudo apt-get install parallel"
     require /usr/bin/time "sudo apt-get install time"
     for text in logs man; do
-        for format in gzip zstd pzstd xz xz-T2 bzip2 lz4; do
+        for format in gzip zstd pzstd xz xz-T2 bzip2 lbzip2 pbzip2 lz4; do
             file=$(text_file "$text" $((COMPRESSED_BYTES / COMPRESSED_SHARE[$format])))
             gz=$file.gz zst=$file.zst
             compressed=$file.${COMPRESSED_EXTENSION[$format]}
@@ -109,6 +114,19 @@ compressed_section() {
                         labels+=("xz -dc -T1 F | $variant" "xz -dc -T2 F | $variant" "$variant -z F")
                         commands+=("xz -q -dc -T1 $(q "$compressed") | $cmd" \
                             "xz -q -dc -T2 $(q "$compressed") | $cmd" "$cmd -z $(q "$compressed")")
+                        ;;
+                    bzip2 | lbzip2 | pbzip2)
+                        # A file of every bzip2 tool, beside every tool's decoder: the blocks on
+                        # every core, from the FILE and from stdin, and on one decoder.
+                        [[ $variant == batched ]] || continue
+                        for tool in bzip2 lbzip2 pbzip2; do
+                            labels+=("$tool -dc F | $variant")
+                            commands+=("$tool -q -dc $(q "$compressed") | $cmd")
+                        done
+                        labels+=("$variant -z < F" "$variant -z --decoders 1 F" "$variant -z F")
+                        commands+=("$cmd -z < $(q "$compressed")" "$cmd -z --decoders 1 $(q "$compressed")"
+                            "$cmd -z $(q "$compressed")")
+                        checks+=("${commands[@]: -6:4}")
                         ;;
                     *)
                         # The other formats' cost is their decoder's: one binary shows it.

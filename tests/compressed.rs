@@ -682,6 +682,133 @@ fn tool_output(tool: &str, package: &str, args: &[&str], file: &Path) -> Option<
     }
 }
 
+/// docs/CONTRACT.md §12.2 for bzip2's blocks on every decoder: a block comes out once the magic
+/// after it has arrived, the next block's or its stream's end, while the writer pauses.
+#[test]
+fn a_slowly_written_bzip2_stream_comes_out_block_by_block() {
+    // Two blocks of 100 kB: where the second begins, from the first magic after the first's.
+    let lines = text(4_000);
+    let two_blocks = bzip2(&lines);
+    let bit = |at: usize| u64::from(two_blocks[at / 8] >> (7 - at % 8) & 1);
+    let magic_at = |at: usize| (0..48).all(|n| bit(at + n) == 0x3141_5926_5359 >> (47 - n) & 1);
+    let second = (33..two_blocks.len() * 8 - 48)
+        .find(|&at| magic_at(at))
+        .expect("a second block");
+    let first_block_sent = (second + 48).div_ceil(8);
+    for variant in defaults() {
+        let mut child = spawn_piped(decompressing(variant, &["--decoders", "2"]));
+        let mut stdin = child.stdin.take().expect("stdin");
+        let stdout = child.stdout.take().expect("stdout");
+        let (sent, received) = mpsc::channel();
+        thread::spawn(move || {
+            for line in BufReader::new(stdout).split(b'\n') {
+                let Ok(mut line) = line else { break };
+                line.push(b'\n');
+                if sent.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let next = || received.recv_timeout(Duration::from_secs(5)).ok();
+        // A stream of its own: its end has come.
+        stdin.write_all(&bzip2(b"first line\n")).expect("writing");
+        assert_eq!(
+            next(),
+            Some(reference(b"first line\n")),
+            "{variant}: held back"
+        );
+        // The first block, and the magic of the second.
+        stdin
+            .write_all(&two_blocks[..first_block_sent])
+            .expect("writing");
+        let first = &lines[..lines.iter().position(|&byte| byte == b'\n').unwrap() + 1];
+        assert_eq!(next(), Some(reference(first)), "{variant}: block held back");
+        stdin
+            .write_all(&two_blocks[first_block_sent..])
+            .expect("writing");
+        drop(stdin);
+        let finished = finish(child, DEADLINE);
+        assert_quiet_success(variant, &finished);
+    }
+}
+
+/// docs/CONTRACT.md §12.4 and §12.3 for bzip2's blocks on every decoder: files of many blocks
+/// made by `bzip2`, `lbzip2` and `pbzip2` (a stream per block) come out of every binary from a
+/// FILE and from stdin as from one decoder (`--decoders 1`); damaged (a bit flipped in a first,
+/// a middle and a last block, cut short, a bad stream CRC, garbage after), each fails as on one
+/// decoder: the same exit status and line, and the bytes before the fault one decoder's, cut
+/// anywhere.
+#[test]
+fn bzip2_blocks_decode_on_every_decoder_as_on_one() {
+    let text = text(12_000);
+    let plain = scratch_file("blocks.txt", &text);
+    for (tool, package, args) in [
+        ("bzip2", "bzip2", &["-1", "-c"][..]),
+        ("lbzip2", "lbzip2", &["-1", "-n", "2", "-c"]),
+        ("pbzip2", "pbzip2", &["-1", "-p2", "-c"]),
+    ] {
+        let Some(whole) = tool_output(tool, package, args, &plain) else {
+            return;
+        };
+        let flipped = |at: f64| {
+            let mut bytes = whole.clone();
+            let at = (bytes.len() as f64 * at) as usize;
+            bytes[at] ^= 0x08;
+            bytes
+        };
+        let damaged = [
+            ("whole", whole.clone()),
+            ("first", flipped(0.05)),
+            ("middle", flipped(0.5)),
+            ("last", flipped(0.95)),
+            ("crc", flipped(1.0 - 2.0 / whole.len() as f64)),
+            ("cut", whole[..whole.len() * 2 / 3].to_vec()),
+            ("garbage", [&whole[..], b"garbage"].concat()),
+        ];
+        for (what, bytes) in damaged {
+            let file = scratch_file(&format!("blocks-{tool}-{what}.bz2"), &bytes);
+            for variant in defaults() {
+                let run = |decoders: &str, from_stdin: bool| {
+                    let mut command = decompressing(variant, &["--decoders", decoders]);
+                    match from_stdin {
+                        true => run_command(command, &bytes),
+                        false => {
+                            command.arg(&file);
+                            run_command(command, b"")
+                        }
+                    }
+                };
+                let one = run("1", false);
+                let stdin_name = format!(": {}: ", file.display());
+                for (many, name) in [(run("2", false), ""), (run("2", true), "stdin")] {
+                    let case = format!("{variant} {tool} {what} {name}");
+                    assert_eq!(many.status.code(), one.status.code(), "{case}");
+                    let told = match name {
+                        "" => one.stderr.clone(),
+                        _ => one.stderr.replace(&stdin_name, ": stdin: "),
+                    };
+                    assert_eq!(many.stderr, told, "{case}");
+                    if what == "whole" {
+                        assert!(many.stdout == reference(&text), "{case}");
+                        continue;
+                    }
+                    // Each is one decoder's bytes cut somewhere: the shorter, less its last line,
+                    // begins the longer.
+                    let (short, long) = match many.stdout.len() < one.stdout.len() {
+                        true => (&many.stdout, &one.stdout),
+                        false => (&one.stdout, &many.stdout),
+                    };
+                    let whole_lines = short[..short.len().saturating_sub(1)]
+                        .iter()
+                        .rposition(|&byte| byte == b'\n')
+                        .map_or(0, |at| at + 1);
+                    assert!(long.starts_with(&short[..whole_lines]), "{case}");
+                }
+            }
+        }
+    }
+}
+
 /// docs/CONTRACT.md §12.1 and §12.3 for a FILE whose parts are decoded at once (§12.4): the
 /// output is in the file's order, and a fault in a later part comes out after every part
 /// before it, as with one decoder: `pzstd`'s frames (each after a skippable frame that holds the
