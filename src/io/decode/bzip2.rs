@@ -31,8 +31,10 @@ use std::thread;
 
 use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
 
-use super::streams::{Sniffed, pump, reading};
-use super::{BUFFER, Failure, Out, slices};
+use super::handoff::Out;
+use super::source::reading;
+use super::streams::{Sniffed, pump};
+use super::{BUFFER, Failure, slices};
 
 /// A block's magic, π's digits.
 const BLOCK: u64 = 0x3141_5926_5359;
@@ -675,7 +677,7 @@ mod tests {
 
     use proptest::prelude::*;
 
-    use super::super::streams::Undecoded;
+    use super::super::source::Undecoded;
     use super::*;
     use crate::io::testing;
 
