@@ -399,6 +399,21 @@ fn without_z_compressed_bytes_pass_as_they_are() {
     }
 }
 
+/// Each line `stdout` gives, sent as it comes by a thread of its own.
+fn lines_sent(stdout: std::process::ChildStdout) -> mpsc::Receiver<Vec<u8>> {
+    let (lines, received) = mpsc::channel();
+    thread::spawn(move || {
+        for line in BufReader::new(stdout).split(b'\n') {
+            let Ok(mut line) = line else { break };
+            line.push(b'\n');
+            if lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    received
+}
+
 /// docs/CONTRACT.md §12.2 and §6: a compressed stream written slowly, flushed after each line,
 /// comes out line by line while stdin stays open. The bound is generous: this checks that nothing
 /// is held back, not how fast.
@@ -407,17 +422,7 @@ fn a_slowly_written_compressed_stream_comes_out_line_by_line() {
     for variant in defaults() {
         let mut child = spawn_piped(decompressing::<&str>(variant, &[]));
         let stdin = child.stdin.take().expect("stdin");
-        let stdout = child.stdout.take().expect("stdout");
-        let (lines, received) = mpsc::channel();
-        thread::spawn(move || {
-            for line in BufReader::new(stdout).split(b'\n') {
-                let Ok(mut line) = line else { break };
-                line.push(b'\n');
-                if lines.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let received = lines_sent(child.stdout.take().expect("stdout"));
         let mut encoder = GzEncoder::new(stdin, Compression::default());
         for line in [&b"first line\n"[..], b"second  line\n", b"third   line\n"] {
             encoder.write_all(line).expect("writing a line");
@@ -698,17 +703,7 @@ fn a_slowly_written_bzip2_stream_comes_out_block_by_block() {
     for variant in defaults() {
         let mut child = spawn_piped(decompressing(variant, &["--decoders", "2"]));
         let mut stdin = child.stdin.take().expect("stdin");
-        let stdout = child.stdout.take().expect("stdout");
-        let (sent, received) = mpsc::channel();
-        thread::spawn(move || {
-            for line in BufReader::new(stdout).split(b'\n') {
-                let Ok(mut line) = line else { break };
-                line.push(b'\n');
-                if sent.send(line).is_err() {
-                    break;
-                }
-            }
-        });
+        let received = lines_sent(child.stdout.take().expect("stdout"));
         let next = || received.recv_timeout(Duration::from_secs(5)).ok();
         // A stream of its own: its end has come.
         stdin.write_all(&bzip2(b"first line\n")).expect("writing");
