@@ -57,7 +57,9 @@ const OUTPUT: &str = "stdout";
 /// `--stats`, `--help` and `--version` with the filter's own name and texts, `--generate` for
 /// its manual page and shell completions, the strategy's knobs as options with the binaries'
 /// defaults and bounds, and the binaries' messages and exit statuses (0, 1 after a failure, 2
-/// for a usage error; a reader gone away, as in `| head -1`, is no failure).
+/// for a usage error; a reader gone away, as in `| head -1`, is no failure). Its own options and
+/// arguments stand beside them ([`run_with_args`](Filter::run_with_args)), and its transform
+/// may give a run that failed nowhere another status ([`Transform::exit_status`]).
 ///
 /// The crate's front page makes one of a transform of its own; this one runs the binaries' space
 /// count in one loop on one thread ([`StdBaseline`], its knob `--buffer-size`):

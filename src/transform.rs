@@ -18,20 +18,20 @@ use crate::kernel::{self, SHORT_CHUNK, chunk_room};
 
 /// How each line is rendered: a line, a chunk of lines, or a shared line, into output bytes.
 ///
-/// A line's rendering is whatever its transform writes for it, ending in `\n`: the line changed,
-/// several lines, or nothing at all, which drops the line (a grep's line that does not match).
-/// A transform sees one line at a time, in no set order: `batched` renders chunks on several
-/// threads at once, and puts the renderings back in input order itself.
+/// A line's rendering is whatever its transform writes for it: the line changed, or several
+/// lines, each ending in `\n`; or nothing at all, which drops the line (a grep's line that does
+/// not match). A transform sees one line at a time, in no set order: `batched` renders chunks on
+/// several threads at once, and puts the renderings back in input order itself.
 ///
 /// Only [`render_line`](Transform::render_line) must be written, and
 /// [`most_added`](Transform::most_added) where a rendering adds more than a `\n`; the chunk and
 /// shared renderings follow from them, and a transform overrides them where it has a faster way,
 /// as [`SpaceCount`] does with the kernel's block scan, and `examples/grep.rs` by searching a
-/// chunk whole ([`lines_found`], [`lines_in`]). A transform
-/// that spends real work on a line says so in [`cost_a_line`](Transform::cost_a_line); one whose
-/// filter exits with a status of its own says it in [`exit_status`](Transform::exit_status). The
-/// strategies that move renderings between threads ask for more: `pipeline` for `Send + 'static`
-/// (it moves the transform into its rendering task), `batched` for `Sync` (its workers share it).
+/// chunk whole ([`lines_found`], [`lines_in`]). A transform that spends real work on a line says
+/// so in [`cost_a_line`](Transform::cost_a_line); one whose filter exits with a status of its own
+/// says it in [`exit_status`](Transform::exit_status). The strategies that move renderings
+/// between threads ask for more: `pipeline` for `Send + 'static` (it moves the transform into its
+/// rendering task), `batched` for `Sync` (its workers share it).
 pub trait Transform {
     /// The most bytes a line's rendering adds to the line, its `\n` included: the room a strategy
     /// makes in the output before it renders a line, so that a line too long for the memory
