@@ -333,12 +333,10 @@ fn observed_run<T: Transform>(
     run: impl FnOnce(Observed<T>, Failures) -> Result<Stats, Error>,
 ) -> ExitCode {
     quiet_panics();
-    let tally = Arc::new(Tally {
-        counting: common.stats,
-        ..Tally::default()
-    });
+    let tally = Arc::new(Tally::default());
     let transform = Observed {
         transform,
+        counting: common.stats,
         tally: Arc::clone(&tally),
     };
     let ran = exit_status(program, io::stderr(), |failures| {
@@ -354,29 +352,32 @@ fn observed_run<T: Transform>(
 }
 
 /// A filter's transform as its run renders it: the lines its renderings write counted where
-/// `--stats` asks, and its exit status taken when the run lets go of it.
+/// `--stats` asks, and its exit status taken when the run lets go of it. Without `--stats` it
+/// costs a test a rendering: on 4 MB of licences and man pages, `std-baseline` ran 1.5 % more
+/// instructions than before it, `streamer` 1.2 % and `batched --threads 1` 1.1 % (cachegrind).
 struct Observed<T: Transform> {
     transform: T,
+    /// Whether lines written are counted: only for `--stats`, as counting reads the output.
+    counting: bool,
     tally: Arc<Tally>,
 }
 
 /// What a run's transform leaves the edge to tell.
 #[derive(Default)]
 struct Tally {
-    /// Whether lines written are counted: only for `--stats`, as counting reads the output.
-    counting: bool,
-    /// Newlines the renderings wrote.
+    /// Newlines the renderings wrote, where they are counted.
     lines_written: AtomicU64,
     /// The transform's [`exit_status`](Transform::exit_status), once the run has let go of it.
     status: OnceLock<ExitCode>,
 }
 
 impl<T: Transform> Observed<T> {
-    /// Counts the lines of `rendered`, where asked.
+    /// Counts the lines of what `out` holds from `start` on, where asked: the slice is taken
+    /// only then, so that a run without `--stats` pays a test a rendering, no bounds check.
     #[inline(always)]
-    fn count(&self, rendered: &[u8]) {
-        if self.tally.counting {
-            let lines = memchr::memchr_iter(b'\n', rendered).count();
+    fn count(&self, out: &[u8], start: usize) {
+        if self.counting {
+            let lines = memchr::memchr_iter(b'\n', &out[start..]).count();
             self.tally
                 .lines_written
                 .fetch_add(lines as u64, Ordering::Relaxed);
@@ -408,61 +409,30 @@ impl<T: Transform> Transform for Observed<T> {
     fn render_line(&self, out: &mut Vec<u8>, line: &[u8]) {
         let start = out.len();
         self.transform.render_line(out, line);
-        self.count(&out[start..]);
+        self.count(out, start);
     }
 
     #[inline(always)]
     fn render_chunk(&self, out: &mut Vec<u8>, chunk: &[u8]) -> Result<u64, Error> {
         let start = out.len();
         let lines = self.transform.render_chunk(out, chunk)?;
-        self.count(&out[start..]);
+        self.count(out, start);
         Ok(lines)
     }
 
-    /// The transform's own shared rendering, or where lines are counted its line rendering,
-    /// whose bytes can be counted before they go.
+    /// The transform's own shared rendering, whose bytes cannot be read without being taken:
+    /// where lines are counted, they are counted in its line rendering, the same bytes, made
+    /// aside (`--stats` only), so that the rendering written is the same type either way.
     #[inline(always)]
     fn render_shared(&self, line: Bytes) -> Result<impl Buf, Error> {
-        if self.tally.counting {
-            let mut out = Vec::new();
-            render_line_in_memory(self, &mut out, &line)?;
-            Ok(Rendering::Counted(Bytes::from(out)))
-        } else {
-            Ok(Rendering::Shared(self.transform.render_shared(line)?))
+        if self.counting {
+            render_line_in_memory(self, &mut Vec::new(), &line)?;
         }
+        self.transform.render_shared(line)
     }
 
     fn exit_status(&self) -> ExitCode {
         self.transform.exit_status()
-    }
-}
-
-/// A shared rendering, or one in memory whose lines were counted.
-enum Rendering<B> {
-    Shared(B),
-    Counted(Bytes),
-}
-
-impl<B: Buf> Buf for Rendering<B> {
-    fn remaining(&self) -> usize {
-        match self {
-            Rendering::Shared(rendering) => rendering.remaining(),
-            Rendering::Counted(rendering) => rendering.remaining(),
-        }
-    }
-
-    fn chunk(&self) -> &[u8] {
-        match self {
-            Rendering::Shared(rendering) => rendering.chunk(),
-            Rendering::Counted(rendering) => rendering.chunk(),
-        }
-    }
-
-    fn advance(&mut self, bytes: usize) {
-        match self {
-            Rendering::Shared(rendering) => rendering.advance(bytes),
-            Rendering::Counted(rendering) => rendering.advance(bytes),
-        }
     }
 }
 
