@@ -414,7 +414,7 @@ flow() {
 
 # time_commands NAME LABEL CMD [LABEL CMD]...: times each shell command CMD with hyperfine (WARMUP,
 # then MIN_REPEAT to REPEAT runs, one command after another; its output to /dev/null, or where
-# TIMED_OUTPUT says, as hyperfine's --output takes it), naming it LABEL, and keeps
+# TIMED_OUTPUT says, as hyperfine 1.13's --output takes it), naming it LABEL, and keeps
 # hyperfine's JSON as RUN_DIR/NAME.json: every run's wall time and each command's mean user and
 # system time (of all its processes). Prints the JSON's path. hyperfine itself is silent (its
 # warnings go to the run's hyperfine.log; the tables mark runs too short to time closely): ticker
@@ -436,7 +436,7 @@ time_commands() {
     say "timing $name: ${#labels[@]} commands, $WARMUP warm-up and $fewest to $REPEAT runs each"
     start_ticker "$ticks" $((WARMUP + REPEAT)) "$name" "${labels[@]}"
     hyperfine --style none --shell bash --warmup "$WARMUP" --min-runs "$fewest" --max-runs "$REPEAT" \
-        --output "${TIMED_OUTPUT:-null}" "${prepares[@]}" --export-json "$json" "${args[@]}" \
+        ${TIMED_OUTPUT:+--output "$TIMED_OUTPUT"} "${prepares[@]}" --export-json "$json" "${args[@]}" \
         >> "$RUN_DIR/hyperfine.log" 2>&1 ||
         die "hyperfine failed on $name: $(tail -n 3 "$RUN_DIR/hyperfine.log")"
     stop_ticker
