@@ -9,10 +9,6 @@ use std::process::ExitCode;
 struct Upper;
 
 impl Transform for Upper {
-    fn most_added(&self) -> usize {
-        1 // the `\n`
-    }
-
     fn render_line(&self, out: &mut Vec<u8>, line: &[u8]) {
         out.extend(line.iter().map(u8::to_ascii_uppercase));
         out.push(b'\n');

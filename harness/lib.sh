@@ -160,13 +160,19 @@ require() {
 # q WORD: WORD quoted for a shell command line (the commands hyperfine runs are strings).
 q() { printf '%q' "$1"; }
 
-# build [BIN...]: builds the binaries BIN (default: every binary and tool of the workspace) with
-# the measuring profile (release plus symbols), unless BIN_DIR names binaries built elsewhere; then
-# sets BIN_DIR and makes the run's folder. Each binary is linked with link-time optimisation, one
-# code unit, on one core: a script that names what it runs builds no more.
+# build [BIN...]: builds the binaries BIN (default: every binary and tool of the workspace; an
+# example as example:NAME, into BIN_DIR/examples) with the measuring profile (release plus symbols),
+# unless BIN_DIR names binaries built elsewhere; then sets BIN_DIR and makes the run's folder. Each
+# binary is linked with link-time optimisation, one code unit, on one core: a script that names
+# what it runs builds no more.
 build() {
     local bins=() bin
-    for bin; do bins+=(--bin "$bin"); done
+    for bin; do
+        case $bin in
+            example:*) bins+=(--example "${bin#example:}") ;;
+            *) bins+=(--bin "$bin") ;;
+        esac
+    done
     ((${#bins[@]})) || bins=(--bins)
     mkdir -p "$WORK"
     if [[ -n $BIN_DIR ]]; then
@@ -407,7 +413,8 @@ flow() {
 }
 
 # time_commands NAME LABEL CMD [LABEL CMD]...: times each shell command CMD with hyperfine (WARMUP,
-# then MIN_REPEAT to REPEAT runs, one command after another), naming it LABEL, and keeps
+# then MIN_REPEAT to REPEAT runs, one command after another; its output to /dev/null, or where
+# TIMED_OUTPUT says, as hyperfine 1.13's --output takes it), naming it LABEL, and keeps
 # hyperfine's JSON as RUN_DIR/NAME.json: every run's wall time and each command's mean user and
 # system time (of all its processes). Prints the JSON's path. hyperfine itself is silent (its
 # warnings go to the run's hyperfine.log; the tables mark runs too short to time closely): ticker
@@ -429,7 +436,7 @@ time_commands() {
     say "timing $name: ${#labels[@]} commands, $WARMUP warm-up and $fewest to $REPEAT runs each"
     start_ticker "$ticks" $((WARMUP + REPEAT)) "$name" "${labels[@]}"
     hyperfine --style none --shell bash --warmup "$WARMUP" --min-runs "$fewest" --max-runs "$REPEAT" \
-        "${prepares[@]}" --export-json "$json" "${args[@]}" \
+        ${TIMED_OUTPUT:+--output "$TIMED_OUTPUT"} "${prepares[@]}" --export-json "$json" "${args[@]}" \
         >> "$RUN_DIR/hyperfine.log" 2>&1 ||
         die "hyperfine failed on $name: $(tail -n 3 "$RUN_DIR/hyperfine.log")"
     stop_ticker

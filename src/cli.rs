@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use clap::builder::{RangedU64ValueParser, StringValueParser, TypedValueParser};
-use clap::{Command, FromArgMatches, ValueEnum};
+use clap::{ArgAction, Command, FromArgMatches, ValueEnum};
 use clap_complete::Shell;
 use clap_mangen::Man;
 use clap_mangen::roff::{Roff, bold, roman};
@@ -49,9 +49,9 @@ pub struct CommonArgs {
     #[arg(long)]
     pub stats: bool,
 
-    /// Print this binary's manual page (man) or a shell's completion script on stdout, and exit
+    /// Print the manual page (man) or a shell's completion script on stdout, and exit
     /// without reading input.
-    #[arg(long, value_name = "WHAT", value_enum)]
+    #[arg(long, value_name = "WHAT", value_enum, exclusive = true)]
     pub generate: Option<Generate>,
 }
 
@@ -77,13 +77,13 @@ fn cores() -> usize {
 /// What `--generate` prints: a manual page, or a shell's completion script.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Generate {
-    /// The manual page, roff for man(1): `man -l <(BIN --generate man)`.
+    /// The manual page, roff for man(1), which man -l reads from a file or a pipe.
     Man,
     /// bash's completions, for bash-completion's folder.
     CompleteBash,
-    /// zsh's completions, a file named _BIN in a folder of $fpath.
+    /// zsh's completions, for a file in a folder of $fpath, named _ and the program's name.
     CompleteZsh,
-    /// fish's completions, for ~/.config/fish/completions/BIN.fish.
+    /// fish's completions, for ~/.config/fish/completions/, named the program's name and .fish.
     CompleteFish,
     /// elvish's completions.
     CompleteElvish,
@@ -96,11 +96,11 @@ const EXIT_STATUSES: [(&str, &str); 3] = [
     (
         "0",
         "All input read and written; also when the reader of stdout went away before the end \
-         (yes | BIN | head -n 1): the lines nobody reads are not an error.",
+         (as head -n 1 does once it has its line): the lines nobody reads are not an error.",
     ),
     (
         "1",
-        "A failure, told in one line on stderr, NAME: what failed: reason. An input FILE that \
+        "A failure, told in one line on stderr: the program's name, what failed, and why. An input FILE that \
          cannot be opened or read is reported and skipped, the others are still read.",
     ),
     (
@@ -143,11 +143,12 @@ pub fn parse<A: FromArgMatches>(command: &mut Command) -> Request<A> {
     }
 }
 
-/// `what` for `command` (a filter's whole command line), whole, in memory: clap_complete panics on
-/// a failed write, so nothing is written until all of it is made.
-pub fn generated(what: Generate, mut command: clap::Command) -> Vec<u8> {
+/// `what` for `command` (a filter's whole command line, its page in the manual `manual`), whole,
+/// in memory: clap_complete panics on a failed write, so nothing is written until all of it is
+/// made.
+pub fn generated(what: Generate, mut command: clap::Command, manual: &str) -> Vec<u8> {
     let shell = match what {
-        Generate::Man => return manual_page(command),
+        Generate::Man => return manual_page(command, manual),
         Generate::CompleteBash => Shell::Bash,
         Generate::CompleteZsh => Shell::Zsh,
         Generate::CompleteFish => Shell::Fish,
@@ -162,15 +163,16 @@ pub fn generated(what: Generate, mut command: clap::Command) -> Vec<u8> {
 
 /// The manual page: clap_mangen's sections from the `--help` text (the transform, said after the
 /// options in `--help`, is the page's DESCRIPTION), then EXIT STATUS; in ASCII, every other
-/// character as groff's `\[uXXXX]`, since groff reads UTF-8 only through a preprocessor.
-fn manual_page(command: clap::Command) -> Vec<u8> {
+/// character as groff's `\[uXXXX]`, since groff reads UTF-8 only through a preprocessor. Its
+/// `.TH` names the program and its version as the page's source, and `manual` as its manual.
+fn manual_page(command: clap::Command, manual: &str) -> Vec<u8> {
     let command = match command.get_after_help().cloned() {
         Some(description) => command.long_about(description).after_help(None::<&str>),
         None => command,
     };
     let mut page = Vec::new();
     // Into memory: a Vec takes every write.
-    let _ = Man::new(command).manual("pipelines").render(&mut page);
+    let _ = Man::new(command).manual(manual).render(&mut page);
     let mut exit_status = Roff::new();
     exit_status.control("SH", ["EXIT STATUS"]);
     for (status, meaning) in EXIT_STATUSES {
@@ -336,15 +338,81 @@ impl Default for Batched {
     }
 }
 
-/// A filter's command line: the options every filter shares, then its strategy's.
+/// A filter's command line: its own arguments `A` (none for the five binaries, `()`), then the
+/// options every filter shares, then its strategy's. Its own come first so that its positional
+/// arguments come before the FILEs, which take the rest.
 #[derive(Debug, clap::Args)]
-pub struct FilterArgs<S: clap::Args> {
+pub struct FilterArgs<S: clap::Args, A: clap::Args> {
+    /// The filter's own options and arguments.
+    #[command(flatten)]
+    pub own: A,
     /// FILEs, `-z`, `--stats`, `--generate`.
     #[command(flatten)]
     pub common: CommonArgs,
     /// The strategy's knobs.
     #[command(flatten)]
     pub strategy: S,
+}
+
+/// Why a filter's own arguments (`own`'s) cannot stand beside the toolkit's (`toolkit`'s, built so
+/// that `--help` and `--version` are among them): the first name an argument of `own` shares with
+/// one of `toolkit` (an id, a short or a long name, aliases included), or a positional argument
+/// of `own` that takes more than one value, which would leave the FILEs none. `None` where they
+/// can.
+pub fn clash(own: &Command, toolkit: &Command) -> Option<String> {
+    let theirs: Vec<(String, &clap::Arg)> = toolkit
+        .get_arguments()
+        .flat_map(|arg| names(arg).into_iter().map(move |name| (name, arg)))
+        .collect();
+    own.get_arguments().find_map(|arg| {
+        let takes_many = arg.is_positional()
+            && (matches!(arg.get_action(), ArgAction::Append)
+                || arg
+                    .get_num_args()
+                    .is_some_and(|values| values.max_values() > 1));
+        if takes_many {
+            return Some(format!(
+                "its {} takes more than one value, which would leave the FILEs none",
+                shown(arg)
+            ));
+        }
+        let mine = names(arg);
+        theirs.iter().find_map(|(name, toolkits)| {
+            mine.contains(name).then(|| {
+                format!(
+                    "its {} is the toolkit's {} ({name})",
+                    shown(arg),
+                    shown(toolkits)
+                )
+            })
+        })
+    })
+}
+
+/// Every name `arg` answers to or is known by: its short and long names and their aliases, then
+/// its id, as `-z`, `--decompress`, `id decompress`.
+fn names(arg: &clap::Arg) -> Vec<String> {
+    let shorts = arg
+        .get_short()
+        .into_iter()
+        .chain(arg.get_all_short_aliases().into_iter().flatten());
+    let longs = arg
+        .get_long()
+        .into_iter()
+        .chain(arg.get_all_aliases().into_iter().flatten());
+    let mut names: Vec<String> = shorts.map(|short| format!("-{short}")).collect();
+    names.extend(longs.map(|long| format!("--{long}")));
+    names.push(format!("id {}", arg.get_id()));
+    names
+}
+
+/// `arg` as a message names it: its long name, or its short one, or its value's name.
+fn shown(arg: &clap::Arg) -> String {
+    match (arg.get_long(), arg.get_short()) {
+        (Some(long), _) => format!("option --{long}"),
+        (None, Some(short)) => format!("option -{short}"),
+        (None, None) => format!("argument {}", arg.get_id().as_str().to_uppercase()),
+    }
 }
 
 /// A parser for a count from 1 to `most`: 0, more, or a non-number is a usage error.
@@ -442,6 +510,98 @@ mod tests {
             ..Batched::default()
         };
         assert_eq!(three.knobs(false).queue, 3);
+    }
+
+    /// The toolkit's command line with `batched`'s knobs, built, as a filter's own arguments
+    /// are checked against it.
+    fn clash_with_the_toolkit<A: clap::Args>() -> Option<String> {
+        use clap::Args as _;
+        let mut toolkit = FilterArgs::<Batched, ()>::augment_args(Command::new("filter"));
+        toolkit.build();
+        clash(&A::augment_args(Command::new("filter")), &toolkit)
+    }
+
+    /// A grep's own arguments, and a redactor's: none the toolkit has.
+    #[derive(clap::Args)]
+    struct Own {
+        pattern: String,
+        #[arg(short = 'r', long)]
+        replace: Option<String>,
+        #[arg(short = 'i', long, alias = "ignore")]
+        ignore_case: bool,
+    }
+
+    #[derive(clap::Args)]
+    struct ShortZ {
+        #[arg(short = 'z')]
+        zero_terminated: bool,
+    }
+
+    #[derive(clap::Args)]
+    struct LongThreads {
+        #[arg(long)]
+        threads: usize,
+    }
+
+    #[derive(clap::Args)]
+    struct AliasStats {
+        #[arg(long, alias = "stats")]
+        statistics: bool,
+    }
+
+    #[derive(clap::Args)]
+    struct ShortH {
+        #[arg(short = 'H')]
+        heading: bool,
+        #[arg(short = 'h')]
+        header: bool,
+    }
+
+    #[derive(clap::Args)]
+    struct Files {
+        #[arg(long = "list")]
+        files: String,
+    }
+
+    #[derive(clap::Args)]
+    struct Patterns {
+        patterns: Vec<String>,
+    }
+
+    /// docs/CONTRACT.md §13.1: a filter's own name that is the toolkit's too, or a positional
+    /// argument of its own that would take the FILEs', is refused, named.
+    #[test]
+    fn a_filters_own_arguments_may_not_take_the_toolkits_names() {
+        assert_eq!(clash_with_the_toolkit::<Own>(), None);
+        assert_eq!(clash_with_the_toolkit::<()>(), None);
+        for (clash, told) in [
+            (
+                clash_with_the_toolkit::<ShortZ>(),
+                "its option -z is the toolkit's option --decompress (-z)",
+            ),
+            (
+                clash_with_the_toolkit::<LongThreads>(),
+                "its option --threads is the toolkit's option --threads (--threads)",
+            ),
+            (
+                clash_with_the_toolkit::<AliasStats>(),
+                "its option --statistics is the toolkit's option --stats (--stats)",
+            ),
+            (
+                clash_with_the_toolkit::<ShortH>(),
+                "its option -h is the toolkit's option --help (-h)",
+            ),
+            (
+                clash_with_the_toolkit::<Files>(),
+                "its option --list is the toolkit's argument FILES (id files)",
+            ),
+            (
+                clash_with_the_toolkit::<Patterns>(),
+                "its argument PATTERNS takes more than one value, which would leave the FILEs none",
+            ),
+        ] {
+            assert_eq!(clash.as_deref(), Some(told));
+        }
     }
 
     #[derive(Debug, clap::Parser)]

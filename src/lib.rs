@@ -11,10 +11,6 @@
 //! struct Upper;
 //!
 //! impl Transform for Upper {
-//!     fn most_added(&self) -> usize {
-//!         1 // the `\n`
-//!     }
-//!
 //!     fn render_line(&self, out: &mut Vec<u8>, line: &[u8]) {
 //!         out.extend(line.iter().map(u8::to_ascii_uppercase));
 //!         out.push(b'\n');
@@ -36,12 +32,22 @@
 //! Lines are rendered in parallel on the machine's cores ([`Batched`], its knobs `--threads`,
 //! `--chunk-size` and `--queue`); [`Filter::run_with`] picks another [`Strategy`].
 //!
-//! A transform writes how much a line's rendering adds at most and how a line is rendered; a
-//! chunk's rendering, a line at a time, comes with them (write it too where a chunk has a faster
-//! way). One that spends real work on a line (a microsecond, say) says roughly how much
+//! A filter's own options and arguments are a clap `Args` of its own, parsed beside the toolkit's
+//! and handed to what makes the transform ([`Filter::run_with_args`]): `grep PATTERN [FILE]...`,
+//! its positional arguments before the FILEs; a name that clashes with the toolkit's is refused
+//! at once. Its manual page is in its own manual, under its name and version.
+//!
+//! A transform writes how a line is rendered, and how much a rendering adds where it adds more
+//! than a `\n` ([`most_added`](Transform::most_added): room made ahead, not a limit); writing
+//! nothing drops the line. A chunk's rendering, a line at a time, comes with it (write it too
+//! where a chunk has a faster way: a grep searches the chunk whole, [`lines_found`]). One that
+//! spends real work on a line (a microsecond, say) says roughly how much
 //! ([`cost_a_line`](Transform::cost_a_line)), so that `batched` shares its lines out between
-//! its workers instead of rendering them on its reading thread. `examples/upper.rs` and
-//! `examples/digest.rs` (a hash stretched over thousands of rounds a line) are whole filters.
+//! its workers instead of rendering them on its reading thread; one whose filter exits as `grep`
+//! does says so in [`exit_status`](Transform::exit_status). `examples/upper.rs`,
+//! `examples/grep.rs` (`grep -F`, exit 1 where nothing matched), `examples/redact.rs` (a fixed
+//! string replaced, `--replace WITH PATTERN`) and `examples/digest.rs` (a hash stretched over
+//! thousands of rounds a line) are whole filters.
 //!
 //! ## The toolkit inside
 //!
@@ -97,7 +103,7 @@ pub use error::Error;
 pub use io::{Input, Memory, Piece, RangedInput};
 pub use process::{Filter, Strategy};
 pub use stats::Stats;
-pub use transform::{SpaceCount, Transform};
+pub use transform::{MOST_ROOM_ADDED, SpaceCount, Transform, lines_found, lines_in};
 
 /// The toolkit's inner parts, public only for its own binaries, tests, benches and `tools/`: not
 /// the crate's API, and no promise that they stay as they are.

@@ -67,6 +67,10 @@ pub struct Stats {
     started: Instant,
     /// Lines read (a last line without a newline counts).
     pub lines: u64,
+    /// Lines written: the newlines in the output, which a transform may make fewer (dropping
+    /// lines) or more. Counted by a [`Filter`](crate::Filter)'s run where `--stats` asks, as
+    /// `--stats` prints it; a strategy leaves it 0.
+    pub lines_written: u64,
     /// Bytes read from all sources.
     pub bytes_in: u64,
     /// Bytes written to the output.
@@ -81,6 +85,7 @@ impl Stats {
         Stats {
             started: Instant::now(),
             lines: 0,
+            lines_written: 0,
             bytes_in: 0,
             bytes_out: 0,
             stages: Vec::new(),
@@ -93,9 +98,10 @@ impl Stats {
         let seconds = wall.as_secs_f64();
         let mib = |bytes: u64| bytes as f64 / (1024.0 * 1024.0);
         let mut text = format!(
-            "{program}: {lines} lines, {bytes_in} bytes in, {bytes_out} bytes out, {seconds:.3} s, \
-             {rate:.1} MiB/s in\n",
+            "{program}: {lines} lines in, {lines_written} lines out, {bytes_in} bytes in, \
+             {bytes_out} bytes out, {seconds:.3} s, {rate:.1} MiB/s in\n",
             lines = self.lines,
+            lines_written = self.lines_written,
             bytes_in = self.bytes_in,
             bytes_out = self.bytes_out,
             rate = if seconds > 0.0 {
@@ -127,6 +133,7 @@ mod tests {
     fn summary_has_the_counts_then_a_line_a_stage() {
         let mut stats = Stats::start();
         stats.lines = 3;
+        stats.lines_written = 2;
         stats.bytes_in = 10;
         stats.bytes_out = 43;
         stats.stages.push(StageClock::new("reader", true));
@@ -134,7 +141,7 @@ mod tests {
         let lines: Vec<_> = summary.lines().collect();
         assert_eq!(lines.len(), 2, "{summary}");
         assert!(
-            lines[0].starts_with("name: 3 lines, 10 bytes in, 43 bytes out, "),
+            lines[0].starts_with("name: 3 lines in, 2 lines out, 10 bytes in, 43 bytes out, "),
             "{summary}"
         );
         assert!(lines[0].ends_with(" MiB/s in"), "{summary}");

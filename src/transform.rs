@@ -7,6 +7,7 @@
 //! rendering is inlined into the loop that frames it, so a strategy pays nothing a line for being
 //! generic (the binaries' cachegrind counts are those of the code before the seam).
 
+use std::process::ExitCode;
 use std::time::Duration;
 
 use bytes::{Buf, Bytes};
@@ -17,20 +18,32 @@ use crate::kernel::{self, SHORT_CHUNK, chunk_room};
 
 /// How each line is rendered: a line, a chunk of lines, or a shared line, into output bytes.
 ///
-/// A line's rendering ends in `\n` and may add at most [`most_added`](Transform::most_added)
-/// bytes to the line. A transform sees one line at a time, in no set order: `batched` renders
-/// chunks on several threads at once, and puts the renderings back in input order itself.
+/// A line's rendering is whatever its transform writes for it: the line changed, or several
+/// lines, each ending in `\n`; or nothing at all, which drops the line (a grep's line that does
+/// not match). A transform sees one line at a time, in no set order: `batched` renders chunks on
+/// several threads at once, and puts the renderings back in input order itself.
 ///
-/// Only [`most_added`](Transform::most_added) and [`render_line`](Transform::render_line) must
-/// be written; the chunk and shared renderings follow from them, and a transform overrides them
-/// where it has a faster way, as [`SpaceCount`] does with the kernel's block scan. A transform
-/// that spends real work on a line says so in [`cost_a_line`](Transform::cost_a_line). The
-/// strategies that move renderings between threads ask for more: `pipeline` for `Send + 'static`
-/// (it moves the transform into its rendering task), `batched` for `Sync` (its workers share it).
+/// Only [`render_line`](Transform::render_line) must be written, and
+/// [`most_added`](Transform::most_added) where a rendering adds more than a `\n`; the chunk and
+/// shared renderings follow from them, and a transform overrides them where it has a faster way,
+/// as [`SpaceCount`] does with the kernel's block scan, and `examples/grep.rs` by searching a
+/// chunk whole ([`lines_found`], [`lines_in`]). A transform that spends real work on a line says
+/// so in [`cost_a_line`](Transform::cost_a_line); one whose filter exits with a status of its own
+/// says it in [`exit_status`](Transform::exit_status). The strategies that move renderings
+/// between threads ask for more: `pipeline` for `Send + 'static` (it moves the transform into its
+/// rendering task), `batched` for `Sync` (its workers share it).
 pub trait Transform {
     /// The most bytes a line's rendering adds to the line, its `\n` included: the room a strategy
-    /// makes in the output before it renders a line.
-    fn most_added(&self) -> usize;
+    /// makes in the output before it renders a line, so that a line too long for the memory
+    /// available is an error rather than an abort. Room, not a limit: a rendering may write more
+    /// (one that grows with its line), and the output grows as any `Vec` does as it is written. A
+    /// filter that keeps, shrinks or drops lines needs no more than the default, 1: the `\n` a
+    /// last line without one gets. Of this, at most [`MOST_ROOM_ADDED`] is made ahead of each
+    /// line, so that no value, however large, fails a short line.
+    #[inline(always)]
+    fn most_added(&self) -> usize {
+        1
+    }
 
     /// Roughly the CPU time a line's rendering takes beyond a scan of its bytes (all that the
     /// space count does): how a strategy that weighs where lines are rendered counts them.
@@ -45,8 +58,9 @@ pub trait Transform {
         Duration::ZERO
     }
 
-    /// Appends the rendering of `line`, given without its `\n`, to `out`, ending it with `\n`.
-    /// `out` has room for `line.len() + self.most_added()` more bytes.
+    /// Appends the rendering of `line`, given without its `\n`, to `out`, ending it with `\n`,
+    /// or appends nothing to drop the line. `out` has room for `line.len()` more bytes and
+    /// [`most_added`](Transform::most_added)'s, up to [`MOST_ROOM_ADDED`] of them.
     fn render_line(&self, out: &mut Vec<u8>, line: &[u8]);
 
     /// Appends the rendering of every line in `chunk` to `out` and returns how many lines that
@@ -76,6 +90,47 @@ pub trait Transform {
         render_line_in_memory(self, &mut out, &line)?;
         Ok(Bytes::from(out))
     }
+
+    /// The status a [`Filter`](crate::Filter) exits with when its run failed nowhere (a reader
+    /// gone away, as in `| head -1`, is no failure), asked once every line is rendered. Success by
+    /// default; a grep that matched no line says 1, as `grep` does. A failure exits 1 whatever
+    /// this says (docs/CONTRACT.md §5.2).
+    fn exit_status(&self) -> ExitCode {
+        ExitCode::SUCCESS
+    }
+}
+
+/// The most room [`most_added`](Transform::most_added) makes ahead of a line's rendering: room
+/// made ahead only saves the output growing as a rendering writes, and more would fail a short
+/// line where memory cannot hold it.
+pub const MOST_ROOM_ADDED: usize = 64 * 1024;
+
+/// How many lines `chunk` holds, as [`render_chunk`](Transform::render_chunk) counts them: its
+/// newlines, and a last line without one.
+pub fn lines_in(chunk: &[u8]) -> u64 {
+    let unended = chunk.last().is_some_and(|&last| last != b'\n');
+    (memchr::memchr_iter(b'\n', chunk).count() + usize::from(unended)) as u64
+}
+
+/// The lines of `chunk` (as [`render_chunk`](Transform::render_chunk) takes it) that `find` finds
+/// something in, each without its `\n`, in order: `find` searches the rest of the chunk whole,
+/// from the first line not yet given, and returns where in it a match begins (as `memchr`'s
+/// `memmem::Finder::find` does), and only around a match are its line's ends looked for. Lines
+/// without a match are passed over at the searcher's speed, as `grep` passes over them. A match
+/// belongs to the line it begins in: `find` should not match a `\n`.
+pub fn lines_found<'a>(
+    chunk: &'a [u8],
+    mut find: impl FnMut(&[u8]) -> Option<usize> + 'a,
+) -> impl Iterator<Item = &'a [u8]> + 'a {
+    let mut next = 0; // where the first line not yet searched begins
+    std::iter::from_fn(move || {
+        let rest = chunk.get(next..)?;
+        let found = next + find(rest).filter(|&at| at < rest.len())?; // none past the last line
+        let start = memchr::memrchr(b'\n', &chunk[next..found]).map_or(next, |at| next + at + 1);
+        let end = memchr::memchr(b'\n', &chunk[found..]).map_or(chunk.len(), |at| found + at);
+        next = end + 1;
+        Some(&chunk[start..end])
+    })
 }
 
 /// Appends `line`'s rendering to `out` after making room for it, or fails if `out` cannot grow
@@ -86,7 +141,10 @@ pub(crate) fn render_line_in_memory<T: Transform + ?Sized>(
     out: &mut Vec<u8>,
     line: &[u8],
 ) -> Result<(), Error> {
-    reserve(out, line.len() + transform.most_added())?;
+    reserve(
+        out,
+        line.len() + transform.most_added().min(MOST_ROOM_ADDED),
+    )?;
     transform.render_line(out, line);
     Ok(())
 }
@@ -182,6 +240,86 @@ mod tests {
         ] {
             assert_eq!(chunk(&Angles, input), (output.to_vec(), lines), "{input:?}");
         }
+    }
+
+    /// Each line twice, or dropped where it starts with `#`, saying it adds at most `most_added`.
+    struct TwiceOrDropped {
+        most_added: usize,
+    }
+
+    impl Transform for TwiceOrDropped {
+        fn most_added(&self) -> usize {
+            self.most_added
+        }
+
+        fn render_line(&self, out: &mut Vec<u8>, line: &[u8]) {
+            if !line.starts_with(b"#") {
+                out.extend_from_slice(&[line, b" ", line, b"\n"].concat());
+            }
+        }
+    }
+
+    /// A rendering may drop its line, or write more than `most_added` says; and no `most_added`,
+    /// however large, fails a short line (it failed as "line too long for the memory available"
+    /// when all of it was reserved ahead, and overflowed at `usize::MAX`).
+    #[test]
+    fn a_rendering_may_drop_its_line_or_outgrow_most_added_which_is_room_not_a_limit() {
+        for most_added in [1, MOST_ROOM_ADDED + 1, 1 << 50, usize::MAX] {
+            let transform = TwiceOrDropped { most_added };
+            assert_eq!(
+                chunk(&transform, b"ab\n#c\nd"),
+                (b"ab ab\nd d\n".to_vec(), 3),
+                "{most_added}"
+            );
+            assert_eq!(shared(&transform, b"ab"), b"ab ab\n", "{most_added}");
+            assert_eq!(shared(&transform, b"#ab"), b"", "{most_added}");
+        }
+    }
+
+    /// The lines of `chunk` that hold `pattern`, a line at a time.
+    fn holding<'a>(chunk: &'a [u8], pattern: &[u8]) -> Vec<&'a [u8]> {
+        let body = chunk.strip_suffix(b"\n").unwrap_or(chunk);
+        let lines = (!chunk.is_empty()).then(|| body.split(|&byte| byte == b'\n'));
+        let holds = |line: &&[u8]| {
+            line.windows(pattern.len().max(1))
+                .any(|w| w.starts_with(pattern))
+        };
+        lines
+            .into_iter()
+            .flatten()
+            .filter(|line| pattern.is_empty() || holds(line))
+            .collect()
+    }
+
+    /// A chunk searched whole finds the lines a search of each line finds, and counts its lines
+    /// as the default chunk rendering does.
+    #[test]
+    fn lines_found_in_a_chunk_are_those_a_line_at_a_time_finds() {
+        let chunks: [&[u8]; 9] = [
+            b"",
+            b"\n",
+            b"ab",
+            b"ab\n",
+            b"\n\nab\n\n",
+            b"xab\nab ab ab\nb\na\nabab",
+            b"a\nb\n",
+            b"ab\nxx\nxab\n\nyyab",
+            b"\xffab\x00\r\n\nab\n",
+        ];
+        for chunk in chunks {
+            for pattern in [&b""[..], b"a", b"ab", b"b\n", b"abab", b"zz"] {
+                let finder = memchr::memmem::Finder::new(pattern);
+                let found: Vec<&[u8]> = lines_found(chunk, |rest| finder.find(rest)).collect();
+                // A match across a line's end belongs to the line it begins in.
+                if !pattern.contains(&b'\n') {
+                    assert_eq!(found, holding(chunk, pattern), "{chunk:?} {pattern:?}");
+                }
+            }
+            assert_eq!(lines_in(chunk), self::chunk(&Angles, chunk).1, "{chunk:?}");
+        }
+        let across: Vec<&[u8]> =
+            lines_found(b"ab\nc\n", |rest| memchr::memmem::find(rest, b"b\nc")).collect();
+        assert_eq!(across, [b"ab"]);
     }
 
     #[test]

@@ -427,7 +427,7 @@ fn stats_summarise_the_run_on_stderr() {
         let summary = finished.stderr.lines().next().unwrap_or_default();
         let out_bytes = reference(input).len();
         let expected = format!(
-            "{}: 2 lines, 14 bytes in, {out_bytes} bytes out, ",
+            "{}: 2 lines in, 2 lines out, 14 bytes in, {out_bytes} bytes out, ",
             variant.program
         );
         assert!(

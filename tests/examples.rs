@@ -2,7 +2,8 @@
 //! the contract suite checks the five: FILEs and stdin in `cat`'s order, a `.gz` with `-z`, a
 //! missing FILE told and skipped, `| head -1`, `--help`, `--version` and `--generate man` with
 //! their own name and texts (docs/CONTRACT.md §4, §5). Each output is checked byte for byte against
-//! a plain reference written here.
+//! a plain reference written here, or against the tool the example does as, `grep -F` and
+//! `sed -E`, on real text (docs/CONTRACT.md §13).
 
 mod common;
 
@@ -14,7 +15,7 @@ use std::sync::OnceLock;
 use std::thread;
 use std::time::Duration;
 
-use common::{Finished, finish, read_exactly, run_command, spawn_piped};
+use common::{Finished, finish, read_exactly, run_command, skip, spawn_piped};
 use flate2::Compression;
 use flate2::write::GzEncoder;
 
@@ -243,5 +244,202 @@ fn digest_puts_each_lines_stretched_hash_before_it() {
         let finished = run_command(example("digest", settings), &text);
         assert_quiet_success(&format!("digest {settings:?}"), &finished);
         assert!(finished.stdout == expected, "digest {settings:?}");
+    }
+}
+
+/// Real text: the licences Debian ships (`/usr/share/common-licenses`, about 250 KB of prose in
+/// 5,000 lines), joined; `None`, the test skipped, where there are none.
+fn licences() -> Option<Vec<u8>> {
+    let Ok(entries) = fs::read_dir("/usr/share/common-licenses") else {
+        skip("no /usr/share/common-licenses for real text");
+        return None;
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|entry| Some(entry.ok()?.path()))
+        .collect();
+    paths.sort();
+    Some(
+        paths
+            .iter()
+            .filter_map(|path| fs::read(path).ok())
+            .flatten()
+            .collect(),
+    )
+}
+
+/// The inputs a real-text filter is checked on: the text, the text without its last newline, no
+/// input at all, and the text four times over (a megabyte: several chunks at the defaults).
+fn real_inputs(text: &[u8]) -> [Vec<u8>; 4] {
+    [
+        text.to_vec(),
+        text.strip_suffix(b"\n").unwrap_or(text).to_vec(),
+        Vec::new(),
+        text.repeat(4),
+    ]
+}
+
+/// What the tool `program` with `args` prints for `input` on stdin, in the C locale, and its exit
+/// status: the reference an example is checked against.
+fn tool(program: &str, args: &[&str], input: &[u8]) -> Finished {
+    let mut command = Command::new(program);
+    command.args(args).env("LC_ALL", "C");
+    run_command(command, input)
+}
+
+/// `finished` printed `expected` with nothing on stderr and exited `status`.
+fn assert_printed(what: &str, finished: &Finished, expected: &[u8], status: Option<i32>) {
+    assert_eq!(
+        (finished.status.code(), &*finished.stderr),
+        (status, ""),
+        "{what}"
+    );
+    assert!(
+        finished.stdout == expected,
+        "{what}: {} bytes printed, {} expected",
+        finished.stdout.len(),
+        expected.len()
+    );
+}
+
+/// docs/CONTRACT.md §13: `grep PATTERN` prints what `grep -F PATTERN` prints and exits as it does
+/// (1 where no line matched, empty input included), for patterns that match most lines, some,
+/// none, or (the empty pattern) every line; from stdin and from a FILE, at its defaults and on
+/// chunks small enough that lines cross their ends. Its own positional argument comes before
+/// the FILEs.
+#[test]
+fn grep_prints_what_grep_f_prints_and_exits_as_it_does() {
+    let Some(text) = licences() else { return };
+    let settings: [&[&str]; 2] = [&[], &["--threads", "3", "--chunk-size", "7"]];
+    for input in real_inputs(&text) {
+        let file = scratch_file("grep-input.txt", &input);
+        for pattern in ["the", "e", "Copyright", "no such words here", ""] {
+            let expected = tool("grep", &["-F", pattern], &input);
+            let status = expected.status.code();
+            assert!(status == Some(if expected.stdout.is_empty() { 1 } else { 0 }));
+            for settings in settings {
+                let what = format!("grep {settings:?} {pattern:?} on {} bytes", input.len());
+                let finished =
+                    run_command(example("grep", &[settings, &[pattern]].concat()), &input);
+                assert_printed(&what, &finished, &expected.stdout, status);
+                let mut command = example("grep", &[settings, &[pattern]].concat());
+                let finished = {
+                    command.arg(&file);
+                    run_command(command, b"")
+                };
+                assert_printed(
+                    &format!("{what}, a FILE"),
+                    &finished,
+                    &expected.stdout,
+                    status,
+                );
+            }
+        }
+    }
+}
+
+/// docs/CONTRACT.md §4.4: `--stats` tells the lines read and the lines written, which a filter
+/// that drops lines makes fewer: as many as `grep -F` prints.
+#[test]
+fn grep_stats_tell_lines_read_and_written() {
+    let Some(text) = licences() else { return };
+    let printed = tool("grep", &["-F", "the"], &text).stdout;
+    let count = |bytes: &[u8]| bytes.iter().filter(|&&byte| byte == b'\n').count();
+    let finished = run_command(example("grep", &["--stats", "the"]), &text);
+    assert!(finished.status.success() && finished.stdout == printed);
+    let expected = format!(
+        "grep: {} lines in, {} lines out, {} bytes in, {} bytes out, ",
+        count(&text),
+        count(&printed),
+        text.len(),
+        printed.len()
+    );
+    assert!(
+        finished.stderr.starts_with(&expected),
+        "{:?}",
+        finished.stderr
+    );
+}
+
+/// docs/CONTRACT.md §13: `redact [--replace WITH] PATTERN` writes what `sed -E
+/// 's/PATTERN/WITH/g'` writes (a last line given its newline, §2.1), on real text, for patterns
+/// and replacements that hold nothing special to sed: every line rendered, some longer than the
+/// room `most_added` makes ahead for them.
+#[test]
+fn redact_writes_what_sed_e_writes() {
+    let Some(text) = licences() else { return };
+    for input in real_inputs(&text) {
+        for (options, pattern, with) in [
+            (&[][..], "the", "[redacted]"),
+            (&["--replace", "X"][..], "License", "X"),
+            (
+                &["--replace", "<a much longer replacement>"][..],
+                "e",
+                "<a much longer replacement>",
+            ),
+        ] {
+            let mut expected =
+                tool("sed", &["-E", &format!("s/{pattern}/{with}/g")], &input).stdout;
+            if expected.last().is_some_and(|&last| last != b'\n') {
+                expected.push(b'\n');
+            }
+            let what = format!("redact {options:?} {pattern:?} on {} bytes", input.len());
+            let finished = run_command(example("redact", &[options, &[pattern]].concat()), &input);
+            assert_printed(&what, &finished, &expected, Some(0));
+        }
+    }
+}
+
+/// What the binaries' pages once said where a program's name belongs: none is left in a page.
+fn placeholders(page: &str) -> Vec<&'static str> {
+    let words: Vec<&str> = page
+        .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+        .collect();
+    let mut found: Vec<&'static str> = ["BIN", "_BIN"]
+        .into_iter()
+        .filter(|placeholder| words.contains(placeholder))
+        .collect();
+    found.extend(
+        ["NAME:", "this binary"]
+            .into_iter()
+            .filter(|text| page.contains(text)),
+    );
+    found
+}
+
+/// docs/CONTRACT.md §13.2: a filter's manual page is its own: `.TH` names the filter, its
+/// version and its manual, none of the toolkit's placeholders is left, and its own arguments are
+/// among the options, in `--help` and in the completions too.
+#[test]
+fn a_filters_manual_page_names_it_and_its_own_arguments() {
+    let version = env!("CARGO_PKG_VERSION");
+    for (name, own) in [
+        ("grep", &["PATTERN"][..]),
+        ("redact", &["PATTERN", "\\-\\-replace"][..]),
+    ] {
+        let printed = |args: &[&str]| {
+            let finished = run_command(example(name, args), b"");
+            assert_quiet_success(&format!("{name} {args:?}"), &finished);
+            String::from_utf8(finished.stdout).expect("UTF-8")
+        };
+        let page = printed(&["--generate", "man"]);
+        let th = page
+            .lines()
+            .find(|line| line.starts_with(".TH "))
+            .unwrap_or_default();
+        assert_eq!(th, format!(".TH {name} 1  \"{name} {version}\" {name}"));
+        assert_eq!(placeholders(&page), Vec::<&str>::new(), "{name}'s page");
+        for words in own {
+            assert!(page.contains(words), "{name}'s page lacks {words}:\n{page}");
+        }
+        let help = printed(&["--help"]);
+        assert!(
+            help.contains(&format!("Usage: {name} [OPTIONS] <PATTERN> [FILES]...")),
+            "{help}"
+        );
+        assert!(printed(&["--generate", "complete-bash"]).contains("--threads"));
+        if name == "redact" {
+            assert!(help.contains("--replace <WITH>"), "{help}");
+            assert!(printed(&["--generate", "complete-fish"]).contains("-l replace"));
+        }
     }
 }

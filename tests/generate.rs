@@ -138,6 +138,36 @@ fn the_manual_page_renders_cleanly_and_says_what_help_says() {
     }
 }
 
+/// docs/CONTRACT.md §4.5: a binary's page is the toolkit's, `.TH` naming the binary, its
+/// version and the `pipelines` manual, and no placeholder for a program's name is left in it or
+/// in `--help` (`BIN`, `NAME:`, "this binary"), as a filter of one's own shares their texts.
+#[test]
+fn the_manual_page_names_the_binary_and_no_placeholder() {
+    for variant in binaries() {
+        let program = variant.program;
+        let page = printed(&variant, &["--generate", "man"]);
+        let th = page
+            .lines()
+            .find(|line| line.starts_with(".TH "))
+            .unwrap_or_default();
+        assert!(
+            th.starts_with(&format!(
+                ".TH {program} 1  \"{program} {}",
+                env!("CARGO_PKG_VERSION")
+            )) && th.ends_with("\" pipelines"),
+            "{th}"
+        );
+        for text in [page, printed(&variant, &["--help"])] {
+            let words: Vec<&str> = text.split(|c: char| !c.is_ascii_alphanumeric()).collect();
+            assert!(!words.contains(&"BIN"), "{program}: {text}");
+            assert!(
+                !text.contains("NAME:") && !text.contains("this binary"),
+                "{program}: {text}"
+            );
+        }
+    }
+}
+
 /// docs/CONTRACT.md §4.5: bash, having sourced the completions, has a completion for the binary
 /// that offers every long option of `--help`, and `--generate`'s values after it.
 #[test]

@@ -51,7 +51,9 @@ fn main() -> ExitCode {
     let mut command = Args::command();
     let args = match cli::parse::<Args>(&mut command) {
         Request::Run(args) => args,
-        Request::Answer(answer) => return process::answer(answer, command),
+        Request::Answer(answer) => {
+            return process::answer(answer, command, process::TOOLKIT_MANUAL);
+        }
     };
     let steps_per_us = args.steps_per_us.unwrap_or_else(calibrate);
     let Some(strategy) = args.strategy.filter(|_| !args.calibrate) else {
