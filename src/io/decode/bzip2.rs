@@ -285,6 +285,19 @@ impl Span {
         (writer.finish(), skipped)
     }
 
+    /// Decodes the block that ended its stream, its bits then `following`, the source's bytes
+    /// after its own, as they are.
+    fn followed_by(&self, following: &[u8]) -> Decoded {
+        let span = Span {
+            level: self.level,
+            bytes: [&self.bytes[..], following].concat(),
+            start: self.start,
+            end: self.end,
+            ends: Ends::Source,
+        };
+        span.decode(false, Vec::new())
+    }
+
     /// Decodes the block (`ended`: as [`as_stream`](Self::as_stream) says) into `into`.
     fn decode(&self, ended: bool, mut into: Vec<u8>) -> Decoded {
         into.clear();
@@ -636,9 +649,21 @@ impl Collector {
     }
 
     /// The failure of `span`, which no join mends, as one decoder meets it: its bits and those
-    /// after it decoded, what they decode to handed on before the fault.
+    /// after it decoded, what they decode to handed on before the fault. Past a stream's end, one
+    /// decoder reads on into the next stream's header and block, or the bytes that are none.
     fn failed(&mut self, span: &Span, out: &mut impl Out) -> Failure {
-        let mut decoded = span.decode(false, Vec::new());
+        let next = match span.ends {
+            Ends::Stream(_) => self.next.take().or_else(|| self.items.recv().ok()),
+            _ => None,
+        };
+        let mut decoded = match &next {
+            Some(Item::Block(next, _)) => {
+                let header = [b'B', b'Z', b'h', next.level];
+                span.followed_by(&[&header[..], &next.bytes].concat())
+            }
+            Some(Item::Rest(start, _)) => span.followed_by(start),
+            _ => span.decode(false, Vec::new()),
+        };
         let failure = decoded.failed.take().unwrap_or_else(invalid_data);
         self.hand_on(decoded.bytes, out);
         Failure::Decompressing(failure)
