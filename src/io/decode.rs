@@ -428,6 +428,65 @@ mod tests {
         file
     }
 
+    /// One zstd frame of `bytes` as `zstd::Encoder` writes it when told `how`.
+    pub(super) fn frame(
+        bytes: &[u8],
+        how: impl FnOnce(&mut zstd::Encoder<'static, Vec<u8>>),
+    ) -> Vec<u8> {
+        let mut encoder = zstd::Encoder::new(Vec::new(), 3).unwrap();
+        how(&mut encoder);
+        encoder.write_all(bytes).unwrap();
+        encoder.finish().unwrap()
+    }
+
+    /// Numbered lines, `lines` of them.
+    pub(super) fn text(lines: std::ops::Range<u32>) -> Vec<u8> {
+        lines
+            .flat_map(|n| format!("line {n} of the text\n").into_bytes())
+            .collect()
+    }
+
+    /// A gzip member of `bytes` with a BGZF `BC` field that says its size is `size` (its own
+    /// when `None`), the field after another of `before` bytes, or alone, as `bgzip` writes it,
+    /// when `before` is 0.
+    pub(super) fn bgzf_member(bytes: &[u8], before: usize, size: Option<usize>) -> Vec<u8> {
+        let mut deflate =
+            flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::new(6));
+        deflate.write_all(bytes).unwrap();
+        let deflate = deflate.finish().unwrap();
+        let mut crc = flate2::Crc::new();
+        crc.update(bytes);
+        let other = if before > 0 { 4 + before } else { 0 };
+        let extra = other + 6;
+        let own = 12 + extra + deflate.len() + 8;
+        let mut member = vec![0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff];
+        member.extend_from_slice(&(extra as u16).to_le_bytes());
+        if before > 0 {
+            member.extend_from_slice(b"XY");
+            member.extend_from_slice(&(before as u16).to_le_bytes());
+            member.extend(std::iter::repeat_n(b'x', before));
+        }
+        member.extend_from_slice(b"BC\x02\x00");
+        member.extend_from_slice(&((size.unwrap_or(own) - 1) as u16).to_le_bytes());
+        member.extend_from_slice(&deflate);
+        member.extend_from_slice(&crc.sum().to_le_bytes());
+        member.extend_from_slice(&crc.amount().to_le_bytes());
+        member
+    }
+
+    /// Bytes that deflate cannot shrink: xorshift's.
+    pub(super) fn random(bytes: usize) -> Vec<u8> {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        (0..bytes)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state as u8
+            })
+            .collect()
+    }
+
     /// [`decoded`] both ways, `bytes` being `format`: what came and how it ended, each way.
     fn decoded_both_ways(bytes: &[u8], format: Format) -> [(Vec<u8>, Result<(), Failure>); 2] {
         [None, Some(format)].map(|way| decoded(piped(bytes.to_vec()), way))

@@ -254,3 +254,153 @@ impl Walk {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{bgzf_member, file_of, frame, random, skippable, text};
+    use super::*;
+    use crate::io::testing::gzip;
+
+    /// Every part of `bytes`, walked.
+    fn walked(bytes: &[u8]) -> Vec<String> {
+        walked_as(bytes, Parts::Zstd)
+    }
+
+    /// Every part of `bytes` holding `parts`, walked.
+    fn walked_as(bytes: &[u8], parts: Parts) -> Vec<String> {
+        let file = file_of(bytes);
+        let mut walk = Walk::new(&file, parts).unwrap();
+        let mut parts = Vec::new();
+        loop {
+            let part = walk.next(&file);
+            parts.push(format!("{part:?}"));
+            if !matches!(part, Part::Frame(_)) {
+                return parts;
+            }
+        }
+    }
+
+    /// Each kind of frame header and block ends where the encoder ended it: a single segment's
+    /// content size in fields of 1, 2 and 4 bytes, a window descriptor with no content size, a
+    /// checksum, raw, RLE and compressed blocks, an empty frame, skippable frames between.
+    #[test]
+    fn the_walk_finds_where_each_frame_ends() {
+        let random: Vec<u8> = (0..300_000u32)
+            .map(|n| (n.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        let sized = |bytes: &[u8], checksum: bool| {
+            frame(bytes, |encoder| {
+                encoder
+                    .set_pledged_src_size(Some(bytes.len() as u64))
+                    .unwrap();
+                encoder.include_checksum(checksum).unwrap();
+            })
+        };
+        let frames = [
+            sized(b"", false),
+            sized(&text(0..100), false),
+            sized(&text(0..20_000), true),
+            frame(&[b'a'; 300_000], |_| {}),
+            sized(&random, true),
+            frame(&random, |encoder| {
+                encoder.include_checksum(true).unwrap();
+            }),
+        ];
+        let mut bytes = skippable(b"first");
+        let mut expected = Vec::new();
+        for frame in &frames {
+            let start = bytes.len() as u64;
+            bytes.extend_from_slice(frame);
+            expected.push(format!("Frame({start}..{})", bytes.len()));
+            bytes.extend_from_slice(&skippable(&[7; 9]));
+        }
+        expected.push(format!("End({})", bytes.len()));
+        assert_eq!(walked(&bytes), expected);
+        // The descriptors the cases were made to have.
+        let descriptors: Vec<u8> = frames.iter().map(|frame| frame[4]).collect();
+        assert_eq!(descriptors, [0x20, 0x60, 0xa4, 0x00, 0xa4, 0x04]);
+    }
+
+    /// What a decoder of its own could not decode alone, or the walk cannot find the end of, is
+    /// left to the one decoder from there on.
+    #[test]
+    fn the_walk_leaves_the_rest_where_it_cannot_go_on() {
+        let whole = frame(&text(0..1000), |_| {});
+        let at = whole.len();
+        // A frame that names a dictionary: its descriptor says a one-byte ID follows.
+        let mut with_dictionary = whole.clone();
+        with_dictionary[4] |= 1;
+        let wide = frame(&text(0..1000), |encoder| {
+            encoder.include_contentsize(false).unwrap();
+            encoder.window_log(24).unwrap();
+        });
+        let cases = [
+            [&whole[..], &whole[..whole.len() - 1]].concat(),
+            [&whole[..], b"garbage"].concat(),
+            [&whole[..], &with_dictionary].concat(),
+            [&whole[..], &wide].concat(),
+            [&whole[..], &skippable(b"cut")[..10]].concat(),
+            [&whole[..], &whole[..3]].concat(),
+        ];
+        for (n, bytes) in cases.iter().enumerate() {
+            let expected = [format!("Frame(0..{at})"), format!("Rest({at})")];
+            assert_eq!(walked(bytes), expected, "case {n}");
+        }
+    }
+
+    /// Members are found by their `BC` fields, another field before it or not, and walked in runs
+    /// of [`RUN`] bytes or a few more.
+    #[test]
+    fn the_walk_finds_bgzf_members_in_runs() {
+        // Random bytes: members of about 60 KiB, more than four to a run.
+        let members: Vec<Vec<u8>> = (0..6)
+            .map(|n| bgzf_member(&random(60_000 + n), n % 2 * 5, None))
+            .collect();
+        let sizes: Vec<usize> = members.iter().map(Vec::len).collect();
+        assert!(sizes.iter().all(|&size| size > 60_000), "{sizes:?}");
+        let run: usize = sizes[..5].iter().sum();
+        let bytes = members.concat();
+        let expected = [
+            format!("Frame(0..{run})"),
+            format!("Frame({run}..{})", bytes.len()),
+            format!("End({})", bytes.len()),
+        ];
+        assert_eq!(walked_as(&bytes, Parts::Bgzf), expected);
+        // bgzip's last member, empty: a run of its own at the end.
+        let empty = bgzf_member(b"", 0, None);
+        let with_empty = [&bytes[..], &empty].concat();
+        let expected = [
+            format!("Frame(0..{run})"),
+            format!("Frame({run}..{})", with_empty.len()),
+            format!("End({})", with_empty.len()),
+        ];
+        assert_eq!(walked_as(&with_empty, Parts::Bgzf), expected);
+    }
+
+    /// A member whose end the walk cannot find within the file is left to the one decoder, from
+    /// there on: one without a `BC` field, cut, garbage, a size shorter than a member can be.
+    #[test]
+    fn the_walk_leaves_the_rest_at_a_member_without_its_size() {
+        let text = text(0..1000);
+        let whole = bgzf_member(&text, 0, None);
+        let at = whole.len();
+        let mut wrong_length = bgzf_member(&text, 0, None);
+        // The `BC` field's length, 2, made 3.
+        wrong_length[14] = 3;
+        let cases = [
+            [&whole[..], &gzip(&text)].concat(),
+            [&whole[..], &whole[..whole.len() - 1]].concat(),
+            [&whole[..], b"garbage"].concat(),
+            [&whole[..], &bgzf_member(&text, 0, Some(20))].concat(),
+            [&whole[..], &wrong_length].concat(),
+            // Cut inside the header's fixed part, and inside its extra field.
+            [&whole[..], &whole[..8]].concat(),
+            [&whole[..], &whole[..15]].concat(),
+        ];
+        for (n, bytes) in cases.iter().enumerate() {
+            let expected = [format!("Frame(0..{at})"), format!("Rest({at})")];
+            assert_eq!(walked_as(bytes, Parts::Bgzf), expected, "case {n}");
+        }
+        assert_eq!(walked_as(&gzip(&text), Parts::Bgzf), ["Rest(0)"]);
+    }
+}
