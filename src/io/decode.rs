@@ -310,17 +310,17 @@ mod tests {
     use super::*;
     use crate::io::testing::{self, gzip};
 
-    fn zstd(bytes: &[u8]) -> Vec<u8> {
+    pub(super) fn zstd(bytes: &[u8]) -> Vec<u8> {
         zstd::encode_all(bytes, 3).unwrap()
     }
 
-    fn xz(bytes: &[u8]) -> Vec<u8> {
+    pub(super) fn xz(bytes: &[u8]) -> Vec<u8> {
         let mut encoder = liblzma::write::XzEncoder::new(Vec::new(), 1);
         encoder.write_all(bytes).unwrap();
         encoder.finish().unwrap()
     }
 
-    fn bzip2(bytes: &[u8]) -> Vec<u8> {
+    pub(super) fn bzip2(bytes: &[u8]) -> Vec<u8> {
         let mut encoder = ::bzip2::write::BzEncoder::new(Vec::new(), ::bzip2::Compression::fast());
         encoder.write_all(bytes).unwrap();
         encoder.finish().unwrap()
@@ -328,7 +328,7 @@ mod tests {
 
     /// One LZ4 frame of `bytes` in 64 KiB blocks, with no content checksum, so that it ends with
     /// its end mark.
-    fn lz4(bytes: &[u8]) -> Vec<u8> {
+    pub(super) fn lz4(bytes: &[u8]) -> Vec<u8> {
         let info =
             lz4_flex::frame::FrameInfo::new().block_size(lz4_flex::frame::BlockSize::Max64KB);
         let mut encoder = lz4_flex::frame::FrameEncoder::with_frame_info(info, Vec::new());
