@@ -43,11 +43,13 @@ use crossbeam_channel::{Receiver, bounded};
 use crate::error::panic_message;
 use crate::io::fd;
 
+mod bgzf;
 mod bzip2;
 mod format;
-mod frames;
 pub mod gzip;
 mod handoff;
+mod parts;
+mod pool;
 pub(crate) mod slices;
 mod source;
 mod streams;
@@ -175,12 +177,12 @@ pub fn decode_file(
     let pool = parts.zip(pool_decoders(threads));
     let (to_reader, full) = bounded(buffers);
     // Room for every piece the decoders may hold, so that pieces are reused, not made anew.
-    let ahead = pool.map_or(0, |(parts, decoders)| frames::pieces_ahead(parts, decoders));
+    let ahead = pool.map_or(0, |(parts, decoders)| pool::pieces_ahead(parts, decoders));
     let (to_decoder, empty) = bounded(buffers + ahead);
     let out = Filling::new(ToReader::new(to_reader, empty, buffers));
     let decoding = start(out, move |out| match (pool, parts) {
-        (Some((parts, decoders)), _) => frames::decode_parts(source, parts, decoders, out),
-        (None, Some(parts)) => frames::decode_alone(source, parts, out),
+        (Some((parts, decoders)), _) => pool::decode_parts(source, parts, decoders, out),
+        (None, Some(parts)) => pool::decode_alone(source, parts, out),
         (None, None) => run(Undecoded::new(source), Some(format), threads, out),
     })?;
     Ok((DecodedFile::new(full, to_decoder), decoding))
@@ -437,6 +439,11 @@ mod tests {
         how(&mut encoder);
         encoder.write_all(bytes).unwrap();
         encoder.finish().unwrap()
+    }
+
+    /// What the one decoder, `MultiGzDecoder` on a stream, makes of `bytes`.
+    pub(super) fn streamed(bytes: &[u8]) -> (Vec<u8>, Result<(), Failure>) {
+        decoded(piped(bytes.to_vec()), None)
     }
 
     /// Numbered lines, `lines` of them.

@@ -7,6 +7,7 @@ use std::ops::Range;
 use std::os::unix::fs::FileExt;
 
 use super::BUFFER;
+use super::bgzf::{BGZIP_HEADER, FEXTRA, GZIP};
 use super::format::Format;
 
 /// The widest window a frame may have to be decoded beside others: `zstd -19`'s and `pzstd`'s
@@ -18,18 +19,8 @@ pub(super) const WINDOW: u64 = 8 << 20;
 /// at most 64 KiB, which would hand on a piece for each 64 KiB decoded.
 pub(super) const RUN: u64 = BUFFER as u64;
 
-/// The bytes of a BGZF member's header that `bgzip` writes: gzip's fixed 10, the extra field's
-/// length, and the extra field holding the `BC` subfield alone (RFC 1952 §2.3, SAM/BAM §4.1).
-pub(super) const BGZIP_HEADER: usize = 12 + 6;
-
-/// The gzip header's flag that an extra field follows (RFC 1952 §2.3.1).
-pub(super) const FEXTRA: u8 = 0x04;
-
 /// zstd's frame magic, little-endian.
 const MAGIC: u64 = 0xfd2f_b528;
-
-/// gzip's magic and deflate's method byte, little-endian.
-const GZIP: u64 = 0x08_8b1f;
 
 /// A skippable frame's magics (zstd's and LZ4's): `0x184D2A50` to `0x184D2A5F`.
 const SKIPPABLE: Range<u64> = 0x184d_2a50..0x184d_2a60;
