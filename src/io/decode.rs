@@ -55,6 +55,7 @@ mod source;
 mod streams;
 mod walk;
 mod whole;
+mod zstd;
 
 pub use format::{Format, sniff_file};
 pub use handoff::DecodedFile;
@@ -313,7 +314,7 @@ mod tests {
     use crate::io::testing::{self, gzip};
 
     pub(super) fn zstd(bytes: &[u8]) -> Vec<u8> {
-        zstd::encode_all(bytes, 3).unwrap()
+        ::zstd::encode_all(bytes, 3).unwrap()
     }
 
     pub(super) fn xz(bytes: &[u8]) -> Vec<u8> {
@@ -433,9 +434,9 @@ mod tests {
     /// One zstd frame of `bytes` as `zstd::Encoder` writes it when told `how`.
     pub(super) fn frame(
         bytes: &[u8],
-        how: impl FnOnce(&mut zstd::Encoder<'static, Vec<u8>>),
+        how: impl FnOnce(&mut ::zstd::Encoder<'static, Vec<u8>>),
     ) -> Vec<u8> {
-        let mut encoder = zstd::Encoder::new(Vec::new(), 3).unwrap();
+        let mut encoder = ::zstd::Encoder::new(Vec::new(), 3).unwrap();
         how(&mut encoder);
         encoder.write_all(bytes).unwrap();
         encoder.finish().unwrap()
@@ -704,7 +705,7 @@ mod tests {
             assert!(out.len() > text.len() / 2, "most of it: {}", out.len());
             assert_eq!(reason(ended), "incomplete frame");
         }
-        let mut encoder = zstd::Encoder::new(Vec::new(), 3).unwrap();
+        let mut encoder = ::zstd::Encoder::new(Vec::new(), 3).unwrap();
         encoder.include_checksum(true).unwrap();
         encoder.write_all(&text).unwrap();
         let mut bad_checksum = encoder.finish().unwrap();
@@ -887,7 +888,7 @@ mod tests {
             decode(File::from(std::os::fd::OwnedFd::from(reader)), ONE).unwrap();
         let mut lines = lines_of(pipe);
         let mut gzip = GzEncoder::new(writer, Compression::default());
-        let mut zstd = zstd::Encoder::new(Vec::new(), 3).unwrap();
+        let mut zstd = ::zstd::Encoder::new(Vec::new(), 3).unwrap();
         let mut flushed = vec![0];
         for line in ["first", "second"] {
             gzip.write_all(format!("{line}\n").as_bytes()).unwrap();

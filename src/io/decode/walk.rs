@@ -1,5 +1,7 @@
 //! The walk through a regular file's zstd frames or BGZF members: where each ends, found
 //! without decoding it, a few `pread`s of a few bytes each, so that decoders can take them apart.
+//! Where a part ends is its format's own knowledge, asked of [`zstd`] and [`bgzf`]; the walk reads
+//! the file for them and groups BGZF members into runs.
 
 use std::fs::File;
 use std::io::{self, Seek};
@@ -7,23 +9,13 @@ use std::ops::Range;
 use std::os::unix::fs::FileExt;
 
 use super::BUFFER;
-use super::bgzf::{BGZIP_HEADER, FEXTRA, GZIP};
+use super::bgzf::{self, GZIP};
 use super::format::Format;
-
-/// The widest window a frame may have to be decoded beside others: `zstd -19`'s and `pzstd`'s
-/// widest (8 MiB). Frames wider than that are rare, and each decoder holds its frame's window, so
-/// a file of such frames is decoded by one decoder, as a file of one frame is.
-pub(super) const WINDOW: u64 = 8 << 20;
+use super::zstd;
 
 /// The compressed bytes of BGZF members a decoder takes at a time, whole members: `bgzip`'s are
 /// at most 64 KiB, which would hand on a piece for each 64 KiB decoded.
 pub(super) const RUN: u64 = BUFFER as u64;
-
-/// zstd's frame magic, little-endian.
-const MAGIC: u64 = 0xfd2f_b528;
-
-/// A skippable frame's magics (zstd's and LZ4's): `0x184D2A50` to `0x184D2A5F`.
-const SKIPPABLE: Range<u64> = 0x184d_2a50..0x184d_2a60;
 
 /// The formats whose parts the walk can find without decoding.
 #[derive(Debug, Clone, Copy)]
@@ -114,16 +106,21 @@ impl Walk {
                     _ => return Part::End(self.at),
                 }
             }
-            let Some(magic) = self.number(source, self.at, 4) else {
+            let number = |at, length| self.number(source, at, length);
+            let Some(magic) = number(self.at, 4) else {
                 return Part::Rest(self.at);
             };
             let (end, skipped) = match (self.parts, magic) {
-                (Parts::Zstd, MAGIC) => (self.frame_end(source), false),
-                (Parts::Zstd, magic) if SKIPPABLE.contains(&magic) => {
-                    (self.skippable_end(source), true)
+                (Parts::Zstd, zstd::MAGIC) => (zstd::frame_end(self.at, number), false),
+                (Parts::Zstd, magic) if zstd::SKIPPABLE.contains(&magic) => {
+                    (zstd::skippable_end(self.at, number), true)
                 }
                 (Parts::Bgzf, magic) if magic & 0xff_ffff == GZIP => {
-                    (self.member_end(source), false)
+                    let read = |at, bytes: &mut [u8]| self.read(source, at, bytes);
+                    (
+                        bgzf::member_end(self.at, self.size.saturating_sub(self.at), read),
+                        false,
+                    )
                 }
                 _ => (None, false),
             };
@@ -150,99 +147,6 @@ impl Walk {
     fn read(&self, source: &File, at: u64, bytes: &mut [u8]) -> Option<()> {
         let within = at.checked_add(bytes.len() as u64)? <= self.size;
         (within && source.read_exact_at(bytes, at).is_ok()).then_some(())
-    }
-
-    /// Where the skippable frame at the walk's offset ends: after its 8-byte header and the
-    /// length its header gives.
-    fn skippable_end(&self, source: &File) -> Option<u64> {
-        Some(self.at + 8 + self.number(source, self.at + 4, 4)?)
-    }
-
-    /// Where the gzip member at the walk's offset ends, as its BGZF `BC` subfield says (its size
-    /// less one), or `None` where it has none. What it reads is RFC 1952 §2.3: the flags byte,
-    /// then the extra field's length and its subfields, each an ID of two bytes, a length of two,
-    /// and that many bytes. The header is read at once, [`BGZIP_HEADER`] bytes (and the rest of a
-    /// longer extra field after them): the walk is what the decoders take turns at, and reading
-    /// each field apart took six `pread`s a member, 12,600 on 128 MiB of `bgzip`'s output.
-    fn member_end(&self, source: &File) -> Option<u64> {
-        let mut header = vec![0; BGZIP_HEADER.min(self.size.saturating_sub(self.at) as usize)];
-        self.read(source, self.at, &mut header)?;
-        if header.len() < 12 || header[3] & FEXTRA == 0 {
-            return None;
-        }
-        let end = 12 + usize::from(u16::from_le_bytes([header[10], header[11]]));
-        if header.len() < end {
-            header.resize(end, 0);
-            self.read(source, self.at, &mut header)?;
-        }
-        let mut fields = &header[12..end];
-        while let Some((&[id0, id1, length0, length1], rest)) = fields.split_first_chunk() {
-            let length = usize::from(u16::from_le_bytes([length0, length1]));
-            let (field, after) = rest.split_at_checked(length)?;
-            if [id0, id1] == *b"BC"
-                && let Ok(&size) = <&[u8; 2]>::try_from(field)
-            {
-                // The member has at least its header and its 8-byte trailer.
-                let size = u64::from(u16::from_le_bytes(size)) + 1;
-                return (size >= end as u64 + 8).then_some(self.at + size);
-            }
-            fields = after;
-        }
-        None
-    }
-
-    /// Where the zstd frame at the walk's offset ends, or `None` where a decoder of its own
-    /// could not decode it alone (a dictionary, a window wider than [`WINDOW`], a reserved bit
-    /// or block type). What it reads is RFC 8878 §3.1.1.1: the frame header's descriptor byte,
-    /// then its window or content size field, then each block's header.
-    fn frame_end(&self, source: &File) -> Option<u64> {
-        let descriptor = self.number(source, self.at + 4, 1)?;
-        let single_segment = descriptor & 0x20 != 0;
-        // A single segment's window is its content's size, whose field is then never empty.
-        let size_field = match (descriptor >> 6, single_segment) {
-            (0, false) => 0,
-            (0, true) => 1,
-            (flag, _) => 1 << flag,
-        };
-        let reserved = descriptor & 0x08 != 0;
-        let checksum = if descriptor & 0x04 != 0 { 4 } else { 0 };
-        let dictionary = descriptor & 0x03 != 0;
-        if reserved || dictionary {
-            return None;
-        }
-        let (window, header) = match single_segment {
-            true => {
-                let size = self.number(source, self.at + 5, size_field)?;
-                // A 2-byte field holds the size less 256.
-                let size = if size_field == 2 { size + 256 } else { size };
-                (size, 5 + size_field as u64)
-            }
-            false => {
-                let descriptor = self.number(source, self.at + 5, 1)?;
-                let base = 1u64 << (10 + (descriptor >> 3));
-                (base + base / 8 * (descriptor & 7), 6 + size_field as u64)
-            }
-        };
-        if window > WINDOW {
-            return None;
-        }
-        let mut at = self.at + header;
-        loop {
-            let block = self.number(source, at, 3)?;
-            let last = block & 1 != 0;
-            let size = block >> 3;
-            at += 3 + match (block >> 1) & 3 {
-                // RLE: one byte, repeated `size` times.
-                1 => 1,
-                // Reserved.
-                3 => return None,
-                // Raw or compressed: `size` bytes.
-                _ => size,
-            };
-            if last {
-                return Some(at + checksum);
-            }
-        }
     }
 }
 
