@@ -50,6 +50,7 @@ pub mod gzip;
 mod handoff;
 mod parts;
 mod pool;
+mod pump;
 pub(crate) mod slices;
 mod source;
 mod streams;

@@ -1,17 +1,15 @@
 //! One decoder for a whole source, of each format, reading it as a stream: what decodes a pipe,
 //! a file of one frame or member, and whatever the walk of a file's parts leaves.
 
-use std::io::{self, BufRead, BufReader, Chain, Cursor, Read};
+use std::io::{self, BufRead, BufReader, Cursor, Read};
 use std::num::NonZeroUsize;
 
 use super::format::{Format, sniff_stream};
 use super::gzip::GzipMembers;
 use super::handoff::Out;
-use super::source::{Undecoded, reading};
+use super::pump::pump;
+use super::source::{Sniffed, Undecoded};
 use super::{Failure, slices};
-
-/// The source with the bytes sniffing read put back in front.
-pub(super) type Sniffed = Chain<Cursor<Vec<u8>>, Undecoded>;
 
 /// The most memory liblzma may take for an xz stream: a 128 MiB dictionary, as zstd's window is
 /// bounded (CONTRACT §10), and the decoder's own state beside it. `xz -9` uses 64 MiB.
@@ -77,35 +75,6 @@ pub(super) fn run(
             "compress's .Z data is not decoded here: pipe it through zcat",
         ))),
         Format::Plain => pump(input, |input| input, out),
-    }
-}
-
-/// Reads `from` (a decoder, or the source itself) into `out`'s room until the end, a failure, or
-/// `out`'s reader going away. `source` finds the source inside `from`, to tell its own failures
-/// from the decoder's.
-pub(super) fn pump<R: Read>(
-    mut from: R,
-    source: impl Fn(&mut R) -> &mut Sniffed,
-    out: &mut impl Out,
-) -> Result<(), Failure> {
-    loop {
-        let Some(room) = out.room() else {
-            return Ok(());
-        };
-        let read = match from.read(room) {
-            Ok(0) => return Ok(()),
-            Ok(read) => read,
-            Err(error) => {
-                let source = &mut source(&mut from).get_mut().1;
-                return Err(match source.failed.is_some() {
-                    true => reading(source),
-                    false => Failure::Decompressing(error),
-                });
-            }
-        };
-        if !out.filled(read) {
-            return Ok(());
-        }
     }
 }
 
