@@ -43,16 +43,20 @@ use crossbeam_channel::{Receiver, bounded};
 use crate::error::panic_message;
 use crate::io::fd;
 
+mod bgzf;
 mod bzip2;
 mod format;
-mod frames;
 pub mod gzip;
 mod handoff;
+mod parts;
+mod pool;
+mod pump;
 pub(crate) mod slices;
 mod source;
 mod streams;
 mod walk;
 mod whole;
+mod zstd;
 
 pub use format::{Format, sniff_file};
 pub use handoff::DecodedFile;
@@ -175,12 +179,12 @@ pub fn decode_file(
     let pool = parts.zip(pool_decoders(threads));
     let (to_reader, full) = bounded(buffers);
     // Room for every piece the decoders may hold, so that pieces are reused, not made anew.
-    let ahead = pool.map_or(0, |(parts, decoders)| frames::pieces_ahead(parts, decoders));
+    let ahead = pool.map_or(0, |(parts, decoders)| pool::pieces_ahead(parts, decoders));
     let (to_decoder, empty) = bounded(buffers + ahead);
     let out = Filling::new(ToReader::new(to_reader, empty, buffers));
     let decoding = start(out, move |out| match (pool, parts) {
-        (Some((parts, decoders)), _) => frames::decode_parts(source, parts, decoders, out),
-        (None, Some(parts)) => frames::decode_alone(source, parts, out),
+        (Some((parts, decoders)), _) => pool::decode_parts(source, parts, decoders, out),
+        (None, Some(parts)) => pool::decode_alone(source, parts, out),
         (None, None) => run(Undecoded::new(source), Some(format), threads, out),
     })?;
     Ok((DecodedFile::new(full, to_decoder), decoding))
@@ -310,17 +314,17 @@ mod tests {
     use super::*;
     use crate::io::testing::{self, gzip};
 
-    fn zstd(bytes: &[u8]) -> Vec<u8> {
-        zstd::encode_all(bytes, 3).unwrap()
+    pub(super) fn zstd(bytes: &[u8]) -> Vec<u8> {
+        ::zstd::encode_all(bytes, 3).unwrap()
     }
 
-    fn xz(bytes: &[u8]) -> Vec<u8> {
+    pub(super) fn xz(bytes: &[u8]) -> Vec<u8> {
         let mut encoder = liblzma::write::XzEncoder::new(Vec::new(), 1);
         encoder.write_all(bytes).unwrap();
         encoder.finish().unwrap()
     }
 
-    fn bzip2(bytes: &[u8]) -> Vec<u8> {
+    pub(super) fn bzip2(bytes: &[u8]) -> Vec<u8> {
         let mut encoder = ::bzip2::write::BzEncoder::new(Vec::new(), ::bzip2::Compression::fast());
         encoder.write_all(bytes).unwrap();
         encoder.finish().unwrap()
@@ -328,7 +332,7 @@ mod tests {
 
     /// One LZ4 frame of `bytes` in 64 KiB blocks, with no content checksum, so that it ends with
     /// its end mark.
-    fn lz4(bytes: &[u8]) -> Vec<u8> {
+    pub(super) fn lz4(bytes: &[u8]) -> Vec<u8> {
         let info =
             lz4_flex::frame::FrameInfo::new().block_size(lz4_flex::frame::BlockSize::Max64KB);
         let mut encoder = lz4_flex::frame::FrameEncoder::with_frame_info(info, Vec::new());
@@ -426,6 +430,70 @@ mod tests {
         let file = File::open(&path).unwrap();
         std::fs::remove_file(&path).unwrap();
         file
+    }
+
+    /// One zstd frame of `bytes` as `zstd::Encoder` writes it when told `how`.
+    pub(super) fn frame(
+        bytes: &[u8],
+        how: impl FnOnce(&mut ::zstd::Encoder<'static, Vec<u8>>),
+    ) -> Vec<u8> {
+        let mut encoder = ::zstd::Encoder::new(Vec::new(), 3).unwrap();
+        how(&mut encoder);
+        encoder.write_all(bytes).unwrap();
+        encoder.finish().unwrap()
+    }
+
+    /// What the one decoder, `MultiGzDecoder` on a stream, makes of `bytes`.
+    pub(super) fn streamed(bytes: &[u8]) -> (Vec<u8>, Result<(), Failure>) {
+        decoded(piped(bytes.to_vec()), None)
+    }
+
+    /// Numbered lines, `lines` of them.
+    pub(super) fn text(lines: std::ops::Range<u32>) -> Vec<u8> {
+        lines
+            .flat_map(|n| format!("line {n} of the text\n").into_bytes())
+            .collect()
+    }
+
+    /// A gzip member of `bytes` with a BGZF `BC` field that says its size is `size` (its own
+    /// when `None`), the field after another of `before` bytes, or alone, as `bgzip` writes it,
+    /// when `before` is 0.
+    pub(super) fn bgzf_member(bytes: &[u8], before: usize, size: Option<usize>) -> Vec<u8> {
+        let mut deflate =
+            flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::new(6));
+        deflate.write_all(bytes).unwrap();
+        let deflate = deflate.finish().unwrap();
+        let mut crc = flate2::Crc::new();
+        crc.update(bytes);
+        let other = if before > 0 { 4 + before } else { 0 };
+        let extra = other + 6;
+        let own = 12 + extra + deflate.len() + 8;
+        let mut member = vec![0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff];
+        member.extend_from_slice(&(extra as u16).to_le_bytes());
+        if before > 0 {
+            member.extend_from_slice(b"XY");
+            member.extend_from_slice(&(before as u16).to_le_bytes());
+            member.extend(std::iter::repeat_n(b'x', before));
+        }
+        member.extend_from_slice(b"BC\x02\x00");
+        member.extend_from_slice(&((size.unwrap_or(own) - 1) as u16).to_le_bytes());
+        member.extend_from_slice(&deflate);
+        member.extend_from_slice(&crc.sum().to_le_bytes());
+        member.extend_from_slice(&crc.amount().to_le_bytes());
+        member
+    }
+
+    /// Bytes that deflate cannot shrink: xorshift's.
+    pub(super) fn random(bytes: usize) -> Vec<u8> {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        (0..bytes)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                state as u8
+            })
+            .collect()
     }
 
     /// [`decoded`] both ways, `bytes` being `format`: what came and how it ended, each way.
@@ -638,7 +706,7 @@ mod tests {
             assert!(out.len() > text.len() / 2, "most of it: {}", out.len());
             assert_eq!(reason(ended), "incomplete frame");
         }
-        let mut encoder = zstd::Encoder::new(Vec::new(), 3).unwrap();
+        let mut encoder = ::zstd::Encoder::new(Vec::new(), 3).unwrap();
         encoder.include_checksum(true).unwrap();
         encoder.write_all(&text).unwrap();
         let mut bad_checksum = encoder.finish().unwrap();
@@ -821,7 +889,7 @@ mod tests {
             decode(File::from(std::os::fd::OwnedFd::from(reader)), ONE).unwrap();
         let mut lines = lines_of(pipe);
         let mut gzip = GzEncoder::new(writer, Compression::default());
-        let mut zstd = zstd::Encoder::new(Vec::new(), 3).unwrap();
+        let mut zstd = ::zstd::Encoder::new(Vec::new(), 3).unwrap();
         let mut flushed = vec![0];
         for line in ["first", "second"] {
             gzip.write_all(format!("{line}\n").as_bytes()).unwrap();

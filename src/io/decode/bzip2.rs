@@ -32,8 +32,8 @@ use std::thread;
 use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
 
 use super::handoff::Out;
-use super::source::reading;
-use super::streams::{Sniffed, pump};
+use super::pump::pump;
+use super::source::{Sniffed, reading};
 use super::{BUFFER, Failure, slices};
 
 /// A block's magic, π's digits.

@@ -2,7 +2,7 @@
 //! decoder's.
 
 use std::fs::File;
-use std::io::{self, Read};
+use std::io::{self, Chain, Cursor, Read};
 use std::sync::Arc;
 
 use super::{BUFFER, Failure};
@@ -45,6 +45,9 @@ impl Read for Undecoded {
         })
     }
 }
+
+/// The source with the bytes sniffing read put back in front.
+pub(super) type Sniffed = Chain<Cursor<Vec<u8>>, Undecoded>;
 
 /// The failure of reading `source`, which its last read kept.
 pub(super) fn reading(source: &mut Undecoded) -> Failure {

@@ -1,17 +1,15 @@
 //! One decoder for a whole source, of each format, reading it as a stream: what decodes a pipe,
 //! a file of one frame or member, and whatever the walk of a file's parts leaves.
 
-use std::io::{self, BufRead, BufReader, Chain, Cursor, Read};
+use std::io::{self, BufRead, BufReader, Cursor, Read};
 use std::num::NonZeroUsize;
 
 use super::format::{Format, sniff_stream};
 use super::gzip::GzipMembers;
 use super::handoff::Out;
-use super::source::{Undecoded, reading};
+use super::pump::pump;
+use super::source::{Sniffed, Undecoded};
 use super::{Failure, slices};
-
-/// The source with the bytes sniffing read put back in front.
-pub(super) type Sniffed = Chain<Cursor<Vec<u8>>, Undecoded>;
 
 /// The most memory liblzma may take for an xz stream: a 128 MiB dictionary, as zstd's window is
 /// bounded (CONTRACT §10), and the decoder's own state beside it. `xz -9` uses 64 MiB.
@@ -77,35 +75,6 @@ pub(super) fn run(
             "compress's .Z data is not decoded here: pipe it through zcat",
         ))),
         Format::Plain => pump(input, |input| input, out),
-    }
-}
-
-/// Reads `from` (a decoder, or the source itself) into `out`'s room until the end, a failure, or
-/// `out`'s reader going away. `source` finds the source inside `from`, to tell its own failures
-/// from the decoder's.
-pub(super) fn pump<R: Read>(
-    mut from: R,
-    source: impl Fn(&mut R) -> &mut Sniffed,
-    out: &mut impl Out,
-) -> Result<(), Failure> {
-    loop {
-        let Some(room) = out.room() else {
-            return Ok(());
-        };
-        let read = match from.read(room) {
-            Ok(0) => return Ok(()),
-            Ok(read) => read,
-            Err(error) => {
-                let source = &mut source(&mut from).get_mut().1;
-                return Err(match source.failed.is_some() {
-                    true => reading(source),
-                    false => Failure::Decompressing(error),
-                });
-            }
-        };
-        if !out.filled(read) {
-            return Ok(());
-        }
     }
 }
 
@@ -439,5 +408,228 @@ impl Read for Lz4Legacy {
         buf[..n].copy_from_slice(&self.decoded[self.at..self.at + n]);
         self.at += n;
         Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::super::tests::{bzip2, file_of, lz4, text, xz, zstd};
+    use super::*;
+    use crate::io::testing::gzip;
+
+    /// Decoded bytes gathered whole, in rooms of an odd size so that reads straddle blocks.
+    struct Gathered {
+        room: Vec<u8>,
+        out: Vec<u8>,
+    }
+
+    impl Out for Gathered {
+        fn room(&mut self) -> Option<&mut [u8]> {
+            Some(&mut self.room)
+        }
+
+        fn filled(&mut self, n: usize) -> bool {
+            self.out.extend_from_slice(&self.room[..n]);
+            true
+        }
+
+        fn flush(&mut self) {}
+    }
+
+    /// What [`run`] makes of a regular file of `bytes`, sniffed here: the bytes and the end.
+    fn ran(bytes: &[u8], threads: usize) -> (Vec<u8>, Result<(), Failure>) {
+        let mut out = Gathered {
+            room: vec![0; 10_007],
+            out: Vec::new(),
+        };
+        let threads = NonZeroUsize::new(threads).unwrap();
+        let ended = run(Undecoded::new(file_of(bytes)), None, threads, &mut out);
+        (out.out, ended)
+    }
+
+    /// `bytes` as a sniffed source, read through a buffer as each adapter reads it.
+    fn input(bytes: &[u8]) -> BufReader<Sniffed> {
+        let sniffed = Cursor::new(Vec::new()).chain(Undecoded::new(file_of(bytes)));
+        BufReader::with_capacity(1000, sniffed)
+    }
+
+    /// Everything `reader` reads, and the failure it ends with, if any, as words.
+    fn read_all(mut reader: impl Read) -> (Vec<u8>, Option<String>) {
+        let mut out = Vec::new();
+        let ended = reader.read_to_end(&mut out).err();
+        (out, ended.map(|error| error.to_string()))
+    }
+
+    /// `bytes` as xz's legacy `.lzma`, made by liblzma as `xz --format=lzma` makes it.
+    fn lzma(bytes: &[u8]) -> Vec<u8> {
+        let options = liblzma::stream::LzmaOptions::new_preset(6).unwrap();
+        let stream = liblzma::stream::Stream::new_lzma_encoder(&options).unwrap();
+        let mut encoder = liblzma::write::XzEncoder::new_stream(Vec::new(), stream);
+        encoder.write_all(bytes).unwrap();
+        encoder.finish().unwrap()
+    }
+
+    /// `bytes` as one LZ4 legacy frame, as `lz4 -l` writes it: the magic, then each block of
+    /// `block` bytes compressed apart, after its compressed size.
+    fn lz4_legacy(bytes: &[u8], block: usize) -> Vec<u8> {
+        let mut frame = LEGACY_MAGIC.to_le_bytes().to_vec();
+        for chunk in bytes.chunks(block) {
+            let compressed = lz4_flex::block::compress(chunk);
+            frame.extend_from_slice(&(compressed.len() as u32).to_le_bytes());
+            frame.extend_from_slice(&compressed);
+        }
+        frame
+    }
+
+    /// Each format, told by its first bytes, goes to its own decoder; compress's `.Z` is refused.
+    #[test]
+    fn each_format_goes_to_its_decoder() {
+        let text = text(0..20_000);
+        let encoded = [
+            gzip(&text),
+            zstd(&text),
+            xz(&text),
+            lzma(&text),
+            bzip2(&text),
+            lz4(&text),
+            lz4_legacy(&text, 100_000),
+            text.clone(),
+        ];
+        for (n, bytes) in encoded.iter().enumerate() {
+            for threads in [1, 2] {
+                let (out, ended) = ran(bytes, threads);
+                assert!(ended.is_ok(), "format {n} on {threads}: {ended:?}");
+                assert!(out == text, "format {n} on {threads}: {} bytes", out.len());
+            }
+        }
+        let (out, ended) = ran(b"\x1f\x9d\x90rest", 1);
+        let Err(Failure::Decompressing(error)) = ended else {
+            panic!("{ended:?}");
+        };
+        assert_eq!((out.len(), error.kind()), (0, io::ErrorKind::Unsupported));
+    }
+
+    /// xz streams follow one another with padding in fours between, on one decoder and on
+    /// liblzma's threaded one; padding not in fours, or what is not a stream after one, is
+    /// corrupt data, as `xz -dc` says.
+    #[test]
+    fn xz_streams_follow_one_another_past_padding() {
+        let (first, second) = (text(0..5000), text(5000..6000));
+        let streams = |padding: usize| [xz(&first), vec![0; padding], xz(&second)].concat();
+        let corrupt = Some(io::Error::from(liblzma::stream::Error::Data).to_string());
+        for kind in [XzKind::Streams, XzKind::Threaded(2)] {
+            for padding in [0, 4, 12] {
+                let decoder = XzStreams::new(input(&streams(padding)), kind).unwrap();
+                let (out, ended) = read_all(decoder);
+                assert_eq!(ended, None, "{kind:?}, {padding} bytes of padding");
+                assert!(out == [&first[..], &second].concat(), "{kind:?}, {padding}");
+            }
+            for after in [
+                streams(3),
+                [xz(&first), b"garbage after the stream".to_vec()].concat(),
+            ] {
+                let (out, ended) = read_all(XzStreams::new(input(&after), kind).unwrap());
+                assert_eq!(ended, corrupt, "{kind:?}");
+                assert!(out == first, "{kind:?}: {} bytes", out.len());
+            }
+        }
+    }
+
+    /// The number of threads picks liblzma's decoder: one is the plain decoder.
+    #[test]
+    fn one_thread_decodes_xz_without_liblzmas_threads() {
+        let kinds = [1, 2, 5].map(|threads| XzKind::xz(NonZeroUsize::new(threads).unwrap()));
+        assert_eq!(
+            kinds,
+            [XzKind::Streams, XzKind::Threaded(2), XzKind::Threaded(5)]
+        );
+    }
+
+    /// A `.lzma` stream is one stream: its bytes come out, and anything after them is corrupt
+    /// data, as `xz -dc` says; cut short, it is a failure after the bytes before the cut.
+    #[test]
+    fn an_lzma_stream_ends_the_input() {
+        let text = text(0..5000);
+        let whole = lzma(&text);
+        let (out, ended) = read_all(XzStreams::new(input(&whole), XzKind::Lzma).unwrap());
+        assert!(out == text && ended.is_none(), "{ended:?}");
+        let corrupt = io::Error::from(liblzma::stream::Error::Data).to_string();
+        for after in [&b"x"[..], &[0; 4], &whole] {
+            let bytes = [&whole[..], after].concat();
+            let (out, ended) = read_all(XzStreams::new(input(&bytes), XzKind::Lzma).unwrap());
+            assert!(out == text, "{} bytes", out.len());
+            assert_eq!(ended.as_deref(), Some(&corrupt[..]));
+        }
+        let cut = &whole[..whole.len() - 10];
+        let (out, ended) = read_all(XzStreams::new(input(cut), XzKind::Lzma).unwrap());
+        assert!(ended.is_some() && text.starts_with(&out) && out.len() < text.len());
+    }
+
+    /// LZ4 frames follow one another with skippable frames among them; input that ends inside
+    /// a frame, between its blocks or inside a skippable frame, is an incomplete frame.
+    #[test]
+    fn lz4_frames_pass_skippable_frames_and_tell_a_cut_frame() {
+        let (first, second) = (text(0..5000), text(5000..10_000));
+        let skippable = |bytes: &[u8]| {
+            let mut frame = vec![0x5a, 0x2a, 0x4d, 0x18];
+            frame.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+            frame.extend_from_slice(bytes);
+            frame
+        };
+        let frames = [
+            skippable(b"first"),
+            lz4(&first),
+            skippable(&[7; 3000]),
+            lz4(&second),
+        ]
+        .concat();
+        let (out, ended) = read_all(Lz4Frames::new(input(&frames)));
+        assert!(
+            out == [&first[..], &second].concat() && ended.is_none(),
+            "{ended:?}"
+        );
+        // Its end mark gone, the last frame ends between blocks (64 KiB each).
+        let between_blocks = &frames[..frames.len() - 4];
+        let in_skippable = &frames[..skippable(b"first").len() - 2];
+        for cut in [between_blocks, in_skippable] {
+            let (out, ended) = read_all(Lz4Frames::new(input(cut)));
+            assert_eq!(ended.as_deref(), Some("incomplete frame"));
+            assert!(out.len() <= first.len() + second.len());
+        }
+        assert_eq!(read_all(Lz4Frames::new(input(b""))), (Vec::new(), None));
+    }
+
+    /// Legacy frames follow one another, each block decoded apart; a block or a size cut short
+    /// is an incomplete frame, and what is neither a block nor a frame after them is refused.
+    /// A cut between blocks cannot be told from the end (CONTRACT §12.1).
+    #[test]
+    fn lz4_legacy_frames_follow_one_another_block_by_block() {
+        let (first, second) = (text(0..10_000), text(10_000..12_000));
+        let one = lz4_legacy(&first, 100_000);
+        let frames = [&one[..], &lz4_legacy(&second, 30_000)].concat();
+        let (out, ended) = read_all(Lz4Legacy::new(input(&frames)));
+        assert!(
+            out == [&first[..], &second].concat() && ended.is_none(),
+            "{ended:?}"
+        );
+        // A block that decodes to nothing, then the next.
+        let empty = lz4_flex::block::compress(b"");
+        let empty = [&(empty.len() as u32).to_le_bytes()[..], &empty].concat();
+        let with_empty = [&one[..], &empty, &lz4_legacy(&second, 30_000)[4..]].concat();
+        let (out, ended) = read_all(Lz4Legacy::new(input(&with_empty)));
+        assert!(
+            out == [&first[..], &second].concat() && ended.is_none(),
+            "{ended:?}"
+        );
+        for cut in [&one[..one.len() - 1], &one[..one.len() - 3]] {
+            let (_, ended) = read_all(Lz4Legacy::new(input(cut)));
+            assert_eq!(ended.as_deref(), Some("incomplete frame"));
+        }
+        let other = [&one[..], &lz4(&second)].concat();
+        let (out, ended) = read_all(Lz4Legacy::new(input(&other)));
+        assert_eq!(ended.as_deref(), Some("no LZ4 legacy block or frame"));
+        assert!(out == first, "{} bytes", out.len());
     }
 }

@@ -1,5 +1,7 @@
 //! The walk through a regular file's zstd frames or BGZF members: where each ends, found
 //! without decoding it, a few `pread`s of a few bytes each, so that decoders can take them apart.
+//! Where a part ends is its format's own knowledge, asked of [`zstd`] and [`bgzf`]; the walk reads
+//! the file for them and groups BGZF members into runs.
 
 use std::fs::File;
 use std::io::{self, Seek};
@@ -7,32 +9,13 @@ use std::ops::Range;
 use std::os::unix::fs::FileExt;
 
 use super::BUFFER;
+use super::bgzf::{self, GZIP};
 use super::format::Format;
-
-/// The widest window a frame may have to be decoded beside others: `zstd -19`'s and `pzstd`'s
-/// widest (8 MiB). Frames wider than that are rare, and each decoder holds its frame's window, so
-/// a file of such frames is decoded by one decoder, as a file of one frame is.
-pub(super) const WINDOW: u64 = 8 << 20;
+use super::zstd;
 
 /// The compressed bytes of BGZF members a decoder takes at a time, whole members: `bgzip`'s are
 /// at most 64 KiB, which would hand on a piece for each 64 KiB decoded.
 pub(super) const RUN: u64 = BUFFER as u64;
-
-/// The bytes of a BGZF member's header that `bgzip` writes: gzip's fixed 10, the extra field's
-/// length, and the extra field holding the `BC` subfield alone (RFC 1952 §2.3, SAM/BAM §4.1).
-pub(super) const BGZIP_HEADER: usize = 12 + 6;
-
-/// The gzip header's flag that an extra field follows (RFC 1952 §2.3.1).
-pub(super) const FEXTRA: u8 = 0x04;
-
-/// zstd's frame magic, little-endian.
-const MAGIC: u64 = 0xfd2f_b528;
-
-/// gzip's magic and deflate's method byte, little-endian.
-const GZIP: u64 = 0x08_8b1f;
-
-/// A skippable frame's magics (zstd's and LZ4's): `0x184D2A50` to `0x184D2A5F`.
-const SKIPPABLE: Range<u64> = 0x184d_2a50..0x184d_2a60;
 
 /// The formats whose parts the walk can find without decoding.
 #[derive(Debug, Clone, Copy)]
@@ -123,16 +106,21 @@ impl Walk {
                     _ => return Part::End(self.at),
                 }
             }
-            let Some(magic) = self.number(source, self.at, 4) else {
+            let number = |at, length| self.number(source, at, length);
+            let Some(magic) = number(self.at, 4) else {
                 return Part::Rest(self.at);
             };
             let (end, skipped) = match (self.parts, magic) {
-                (Parts::Zstd, MAGIC) => (self.frame_end(source), false),
-                (Parts::Zstd, magic) if SKIPPABLE.contains(&magic) => {
-                    (self.skippable_end(source), true)
+                (Parts::Zstd, zstd::MAGIC) => (zstd::frame_end(self.at, number), false),
+                (Parts::Zstd, magic) if zstd::SKIPPABLE.contains(&magic) => {
+                    (zstd::skippable_end(self.at, number), true)
                 }
                 (Parts::Bgzf, magic) if magic & 0xff_ffff == GZIP => {
-                    (self.member_end(source), false)
+                    let read = |at, bytes: &mut [u8]| self.read(source, at, bytes);
+                    (
+                        bgzf::member_end(self.at, self.size.saturating_sub(self.at), read),
+                        false,
+                    )
                 }
                 _ => (None, false),
             };
@@ -160,97 +148,154 @@ impl Walk {
         let within = at.checked_add(bytes.len() as u64)? <= self.size;
         (within && source.read_exact_at(bytes, at).is_ok()).then_some(())
     }
+}
 
-    /// Where the skippable frame at the walk's offset ends: after its 8-byte header and the
-    /// length its header gives.
-    fn skippable_end(&self, source: &File) -> Option<u64> {
-        Some(self.at + 8 + self.number(source, self.at + 4, 4)?)
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{bgzf_member, file_of, frame, random, skippable, text};
+    use super::*;
+    use crate::io::testing::gzip;
+
+    /// Every part of `bytes`, walked.
+    fn walked(bytes: &[u8]) -> Vec<String> {
+        walked_as(bytes, Parts::Zstd)
     }
 
-    /// Where the gzip member at the walk's offset ends, as its BGZF `BC` subfield says (its size
-    /// less one), or `None` where it has none. What it reads is RFC 1952 §2.3: the flags byte,
-    /// then the extra field's length and its subfields, each an ID of two bytes, a length of two,
-    /// and that many bytes. The header is read at once, [`BGZIP_HEADER`] bytes (and the rest of a
-    /// longer extra field after them): the walk is what the decoders take turns at, and reading
-    /// each field apart took six `pread`s a member, 12,600 on 128 MiB of `bgzip`'s output.
-    fn member_end(&self, source: &File) -> Option<u64> {
-        let mut header = vec![0; BGZIP_HEADER.min(self.size.saturating_sub(self.at) as usize)];
-        self.read(source, self.at, &mut header)?;
-        if header.len() < 12 || header[3] & FEXTRA == 0 {
-            return None;
-        }
-        let end = 12 + usize::from(u16::from_le_bytes([header[10], header[11]]));
-        if header.len() < end {
-            header.resize(end, 0);
-            self.read(source, self.at, &mut header)?;
-        }
-        let mut fields = &header[12..end];
-        while let Some((&[id0, id1, length0, length1], rest)) = fields.split_first_chunk() {
-            let length = usize::from(u16::from_le_bytes([length0, length1]));
-            let (field, after) = rest.split_at_checked(length)?;
-            if [id0, id1] == *b"BC"
-                && let Ok(&size) = <&[u8; 2]>::try_from(field)
-            {
-                // The member has at least its header and its 8-byte trailer.
-                let size = u64::from(u16::from_le_bytes(size)) + 1;
-                return (size >= end as u64 + 8).then_some(self.at + size);
-            }
-            fields = after;
-        }
-        None
-    }
-
-    /// Where the zstd frame at the walk's offset ends, or `None` where a decoder of its own
-    /// could not decode it alone (a dictionary, a window wider than [`WINDOW`], a reserved bit
-    /// or block type). What it reads is RFC 8878 §3.1.1.1: the frame header's descriptor byte,
-    /// then its window or content size field, then each block's header.
-    fn frame_end(&self, source: &File) -> Option<u64> {
-        let descriptor = self.number(source, self.at + 4, 1)?;
-        let single_segment = descriptor & 0x20 != 0;
-        // A single segment's window is its content's size, whose field is then never empty.
-        let size_field = match (descriptor >> 6, single_segment) {
-            (0, false) => 0,
-            (0, true) => 1,
-            (flag, _) => 1 << flag,
-        };
-        let reserved = descriptor & 0x08 != 0;
-        let checksum = if descriptor & 0x04 != 0 { 4 } else { 0 };
-        let dictionary = descriptor & 0x03 != 0;
-        if reserved || dictionary {
-            return None;
-        }
-        let (window, header) = match single_segment {
-            true => {
-                let size = self.number(source, self.at + 5, size_field)?;
-                // A 2-byte field holds the size less 256.
-                let size = if size_field == 2 { size + 256 } else { size };
-                (size, 5 + size_field as u64)
-            }
-            false => {
-                let descriptor = self.number(source, self.at + 5, 1)?;
-                let base = 1u64 << (10 + (descriptor >> 3));
-                (base + base / 8 * (descriptor & 7), 6 + size_field as u64)
-            }
-        };
-        if window > WINDOW {
-            return None;
-        }
-        let mut at = self.at + header;
+    /// Every part of `bytes` holding `parts`, walked.
+    fn walked_as(bytes: &[u8], parts: Parts) -> Vec<String> {
+        let file = file_of(bytes);
+        let mut walk = Walk::new(&file, parts).unwrap();
+        let mut parts = Vec::new();
         loop {
-            let block = self.number(source, at, 3)?;
-            let last = block & 1 != 0;
-            let size = block >> 3;
-            at += 3 + match (block >> 1) & 3 {
-                // RLE: one byte, repeated `size` times.
-                1 => 1,
-                // Reserved.
-                3 => return None,
-                // Raw or compressed: `size` bytes.
-                _ => size,
-            };
-            if last {
-                return Some(at + checksum);
+            let part = walk.next(&file);
+            parts.push(format!("{part:?}"));
+            if !matches!(part, Part::Frame(_)) {
+                return parts;
             }
         }
+    }
+
+    /// Each kind of frame header and block ends where the encoder ended it: a single segment's
+    /// content size in fields of 1, 2 and 4 bytes, a window descriptor with no content size, a
+    /// checksum, raw, RLE and compressed blocks, an empty frame, skippable frames between.
+    #[test]
+    fn the_walk_finds_where_each_frame_ends() {
+        let random: Vec<u8> = (0..300_000u32)
+            .map(|n| (n.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        let sized = |bytes: &[u8], checksum: bool| {
+            frame(bytes, |encoder| {
+                encoder
+                    .set_pledged_src_size(Some(bytes.len() as u64))
+                    .unwrap();
+                encoder.include_checksum(checksum).unwrap();
+            })
+        };
+        let frames = [
+            sized(b"", false),
+            sized(&text(0..100), false),
+            sized(&text(0..20_000), true),
+            frame(&[b'a'; 300_000], |_| {}),
+            sized(&random, true),
+            frame(&random, |encoder| {
+                encoder.include_checksum(true).unwrap();
+            }),
+        ];
+        let mut bytes = skippable(b"first");
+        let mut expected = Vec::new();
+        for frame in &frames {
+            let start = bytes.len() as u64;
+            bytes.extend_from_slice(frame);
+            expected.push(format!("Frame({start}..{})", bytes.len()));
+            bytes.extend_from_slice(&skippable(&[7; 9]));
+        }
+        expected.push(format!("End({})", bytes.len()));
+        assert_eq!(walked(&bytes), expected);
+        // The descriptors the cases were made to have.
+        let descriptors: Vec<u8> = frames.iter().map(|frame| frame[4]).collect();
+        assert_eq!(descriptors, [0x20, 0x60, 0xa4, 0x00, 0xa4, 0x04]);
+    }
+
+    /// What a decoder of its own could not decode alone, or the walk cannot find the end of, is
+    /// left to the one decoder from there on.
+    #[test]
+    fn the_walk_leaves_the_rest_where_it_cannot_go_on() {
+        let whole = frame(&text(0..1000), |_| {});
+        let at = whole.len();
+        // A frame that names a dictionary: its descriptor says a one-byte ID follows.
+        let mut with_dictionary = whole.clone();
+        with_dictionary[4] |= 1;
+        let wide = frame(&text(0..1000), |encoder| {
+            encoder.include_contentsize(false).unwrap();
+            encoder.window_log(24).unwrap();
+        });
+        let cases = [
+            [&whole[..], &whole[..whole.len() - 1]].concat(),
+            [&whole[..], b"garbage"].concat(),
+            [&whole[..], &with_dictionary].concat(),
+            [&whole[..], &wide].concat(),
+            [&whole[..], &skippable(b"cut")[..10]].concat(),
+            [&whole[..], &whole[..3]].concat(),
+        ];
+        for (n, bytes) in cases.iter().enumerate() {
+            let expected = [format!("Frame(0..{at})"), format!("Rest({at})")];
+            assert_eq!(walked(bytes), expected, "case {n}");
+        }
+    }
+
+    /// Members are found by their `BC` fields, another field before it or not, and walked in runs
+    /// of [`RUN`] bytes or a few more.
+    #[test]
+    fn the_walk_finds_bgzf_members_in_runs() {
+        // Random bytes: members of about 60 KiB, more than four to a run.
+        let members: Vec<Vec<u8>> = (0..6)
+            .map(|n| bgzf_member(&random(60_000 + n), n % 2 * 5, None))
+            .collect();
+        let sizes: Vec<usize> = members.iter().map(Vec::len).collect();
+        assert!(sizes.iter().all(|&size| size > 60_000), "{sizes:?}");
+        let run: usize = sizes[..5].iter().sum();
+        let bytes = members.concat();
+        let expected = [
+            format!("Frame(0..{run})"),
+            format!("Frame({run}..{})", bytes.len()),
+            format!("End({})", bytes.len()),
+        ];
+        assert_eq!(walked_as(&bytes, Parts::Bgzf), expected);
+        // bgzip's last member, empty: a run of its own at the end.
+        let empty = bgzf_member(b"", 0, None);
+        let with_empty = [&bytes[..], &empty].concat();
+        let expected = [
+            format!("Frame(0..{run})"),
+            format!("Frame({run}..{})", with_empty.len()),
+            format!("End({})", with_empty.len()),
+        ];
+        assert_eq!(walked_as(&with_empty, Parts::Bgzf), expected);
+    }
+
+    /// A member whose end the walk cannot find within the file is left to the one decoder, from
+    /// there on: one without a `BC` field, cut, garbage, a size shorter than a member can be.
+    #[test]
+    fn the_walk_leaves_the_rest_at_a_member_without_its_size() {
+        let text = text(0..1000);
+        let whole = bgzf_member(&text, 0, None);
+        let at = whole.len();
+        let mut wrong_length = bgzf_member(&text, 0, None);
+        // The `BC` field's length, 2, made 3.
+        wrong_length[14] = 3;
+        let cases = [
+            [&whole[..], &gzip(&text)].concat(),
+            [&whole[..], &whole[..whole.len() - 1]].concat(),
+            [&whole[..], b"garbage"].concat(),
+            [&whole[..], &bgzf_member(&text, 0, Some(20))].concat(),
+            [&whole[..], &wrong_length].concat(),
+            // Cut inside the header's fixed part, and inside its extra field.
+            [&whole[..], &whole[..8]].concat(),
+            [&whole[..], &whole[..15]].concat(),
+        ];
+        for (n, bytes) in cases.iter().enumerate() {
+            let expected = [format!("Frame(0..{at})"), format!("Rest({at})")];
+            assert_eq!(walked_as(bytes, Parts::Bgzf), expected, "case {n}");
+        }
+        assert_eq!(walked_as(&gzip(&text), Parts::Bgzf), ["Rest(0)"]);
     }
 }

@@ -1,0 +1,314 @@
+//! One part of a regular file decoded into pieces, by one decoder of the pool
+//! ([`pool`](super::pool)) or by the one thread of a file of BGZF members: a zstd frame by
+//! libzstd's raw decoder, or a run of BGZF members. A member with `bgzip`'s own header is decoded
+//! whole by libdeflate ([`WholeMember`]), into the piece, when it decodes whole and exactly; from
+//! the first one that does not, flate2's `GzDecoder`, the decoder inside the one-decoder path's
+//! `MultiGzDecoder`, decodes the run's members, so faults read the same. A part that ends
+//! elsewhere than the walk found (a member whose deflate data ends elsewhere than its `BC` size
+//! says, a frame libzstd ends elsewhere) is decoded to where it ends, as one decoder would, and
+//! the rest is left to one decoder from there.
+
+use std::fs::File;
+use std::io::{self, BufReader, Read};
+use std::ops::Range;
+use std::os::unix::fs::FileExt;
+
+use zstd::stream::raw::{Decoder, InBuffer, Operation, OutBuffer};
+
+use super::Failure;
+use super::bgzf::bgzip_member;
+use super::gzip::GzipMembers;
+use super::handoff::Out;
+use super::streams::incomplete_frame;
+use super::whole::WholeMember;
+
+/// How a run of members, or a frame, ended short of a fault.
+pub(super) enum RunEnded {
+    /// At its end, as the walk found.
+    Whole,
+    /// Elsewhere, at this offset: the rest of the file is the one decoder's.
+    Rest(u64),
+    /// The reader has gone.
+    ReaderGone,
+}
+
+/// Decodes the zstd frame in `frame` of the file into `out`, the bytes before a failure too.
+/// `input` is room to read into. Where libzstd ends the frame elsewhere than the walk found, the
+/// frame is decoded to libzstd's end, reading past the walk's if it wants more, and the rest is
+/// the one decoder's from there: the bytes and the words are then the one decoder's, which
+/// decodes the same frame from the same start.
+pub(super) fn decode_frame(
+    source: &File,
+    frame: Range<u64>,
+    decoder: &mut Decoder<'static>,
+    input: &mut [u8],
+    out: &mut impl Out,
+) -> Result<RunEnded, Failure> {
+    decoder.reinit().map_err(Failure::Decompressing)?;
+    let (mut at, mut read, mut used) = (frame.start, 0, 0);
+    // libzstd took every byte read and made nothing of them: it wants more.
+    let mut starved = false;
+    loop {
+        if used == read && (at < frame.end || starved) {
+            let wanted = match at < frame.end {
+                true => input.len().min((frame.end - at) as usize),
+                false => input.len(),
+            };
+            read = read_at(source, &mut input[..wanted], at).map_err(Failure::Reading)?;
+            if read == 0 {
+                // The file ends inside the frame (it shrank after the walk, or the frame is longer
+                // than the walk found), as the one decoder finds it.
+                return Err(Failure::Decompressing(incomplete_frame()));
+            }
+            (at, used) = (at + read as u64, 0);
+        }
+        let Some(room) = out.room() else {
+            return Ok(RunEnded::ReaderGone);
+        };
+        let mut from = InBuffer::around(&input[used..read]);
+        let mut into = OutBuffer::around(room);
+        let hint = decoder.run(&mut from, &mut into);
+        let made = into.pos();
+        used += from.pos();
+        let ended = match hint {
+            Err(error) => Some(Err(Failure::Decompressing(error))),
+            Ok(0) => {
+                let end = at - (read - used) as u64;
+                Some(Ok(match end == frame.end {
+                    true => RunEnded::Whole,
+                    false => RunEnded::Rest(end),
+                }))
+            }
+            Ok(_) => {
+                starved = made == 0 && from.pos() == 0 && used == read;
+                None
+            }
+        };
+        if !out.filled(made) {
+            return Ok(RunEnded::ReaderGone);
+        }
+        if let Some(ended) = ended {
+            return ended;
+        }
+    }
+}
+
+/// Decodes the gzip members in `members` of the file into `out`, the bytes before a failure too,
+/// member after member from where the last ended, as the one decoder would decode them there;
+/// says where the last ended if elsewhere than `members`' end, for the one decoder to go on from.
+///
+/// Members with `bgzip`'s own header are decoded by `whole` (where there is one) from `input`,
+/// which the members are read into, straight into `out`'s room; from the first member it does
+/// not decode whole (another header, a size or trailer that does not hold, damage) flate2's
+/// `GzDecoder` decodes them, so that what is wrong reads as the one decoder would say it.
+pub(super) fn decode_members(
+    source: &File,
+    members: Range<u64>,
+    whole: Option<&mut WholeMember>,
+    input: &mut Vec<u8>,
+    out: &mut impl Out,
+) -> Result<RunEnded, Failure> {
+    let mut at = members.start;
+    input.resize((members.end - members.start) as usize, 0);
+    // A read that fails, or finds the file shrunk, is left to `GzDecoder`'s reads to tell.
+    if let Some(whole) = whole
+        && source.read_exact_at(input, members.start).is_ok()
+    {
+        let mut rest = &input[..];
+        while let Some((member, size)) = bgzip_member(rest) {
+            // A member whole in one piece: the piece is handed on short where it does not fit,
+            // and the next is a whole [`BUFFER`], at least the member's size.
+            if out.room().is_some_and(|room| room.len() < size) {
+                out.flush();
+            }
+            let Some(room) = out.room() else {
+                return Ok(RunEnded::ReaderGone);
+            };
+            if !whole.decode(member, &mut room[..size]) {
+                break;
+            }
+            if !out.filled(size) {
+                return Ok(RunEnded::ReaderGone);
+            }
+            at += member.len() as u64;
+            rest = &rest[member.len()..];
+        }
+    }
+    if at < members.end {
+        let from = FileAt {
+            source,
+            at,
+            failed: None,
+        };
+        // The members' bytes in one read; a member longer than its size says reads on.
+        let mut reader = BufReader::with_capacity((members.end - at) as usize, from);
+        while at < members.end {
+            let mut member = GzipMembers::one(&mut reader);
+            loop {
+                let Some(room) = out.room() else {
+                    return Ok(RunEnded::ReaderGone);
+                };
+                match member.read(room) {
+                    Ok(0) => break,
+                    Ok(read) if out.filled(read) => {}
+                    Ok(_) => return Ok(RunEnded::ReaderGone),
+                    Err(error) => {
+                        let from = member.get_mut().get_mut();
+                        return Err(match from.failed.take() {
+                            Some(failed) => Failure::Reading(failed),
+                            None => Failure::Decompressing(error),
+                        });
+                    }
+                }
+            }
+            drop(member);
+            at = reader.get_ref().at - reader.buffer().len() as u64;
+        }
+    }
+    Ok(match at == members.end {
+        true => RunEnded::Whole,
+        false => RunEnded::Rest(at),
+    })
+}
+
+/// The file read from an offset on, a failed read kept, so that it is told as the source's
+/// failure rather than the decoder's.
+struct FileAt<'a> {
+    source: &'a File,
+    at: u64,
+    failed: Option<io::Error>,
+}
+
+impl Read for FileAt<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let read = read_at(self.source, buf, self.at).map_err(|error| {
+            let kind = error.kind();
+            self.failed = Some(error);
+            io::Error::from(kind)
+        })?;
+        self.at += read as u64;
+        Ok(read)
+    }
+}
+
+/// Reads into `buf` at `at`, as much as comes in one read (a signal's interruption waited out):
+/// 0 at the file's end.
+pub(super) fn read_at(source: &File, buf: &mut [u8], at: u64) -> io::Result<usize> {
+    loop {
+        match source.read_at(buf, at) {
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            read => return read,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::ONE;
+    use super::super::format::Format;
+    use super::super::handoff::{Filling, Kept};
+    use super::super::tests::{bgzf_member, decoded_file, file_of, random, reason, streamed, text};
+    use super::*;
+
+    /// What [`decode_frame`] makes of the frame the walk found at `frame` in a file of `bytes`:
+    /// the bytes it hands on, and how it ends.
+    fn frame_decoded(bytes: &[u8], frame: Range<u64>) -> (Vec<u8>, String) {
+        let source = file_of(bytes);
+        let mut decoder = Decoder::new().unwrap();
+        let mut out = Filling::new(Kept::new(usize::MAX));
+        let ended = decode_frame(&source, frame, &mut decoder, &mut [0; 1000], &mut out);
+        out.flush();
+        let decoded = out
+            .buffers
+            .buffers
+            .iter()
+            .flat_map(|buffer| buffer.held())
+            .copied();
+        let ended = match ended {
+            Ok(RunEnded::Whole) => "whole".to_owned(),
+            Ok(RunEnded::Rest(at)) => format!("rest at {at}"),
+            Ok(RunEnded::ReaderGone) => "reader gone".to_owned(),
+            Err(failure) => reason(Err(failure)),
+        };
+        (decoded.collect(), ended)
+    }
+
+    /// CONTRACT §12.3: a zstd frame that libzstd ends elsewhere than the walk found, earlier or
+    /// later, is decoded to libzstd's end, and the rest is the one decoder's from there: the
+    /// bytes and words are the one decoder's. Both were failures of words of their own.
+    #[test]
+    fn a_frame_libzstd_ends_elsewhere_than_the_walk_leaves_the_rest_to_one_decoder() {
+        let (first, second) = (text(0..3000), text(3000..4000));
+        let frames = [
+            zstd::encode_all(&first[..], 3).unwrap(),
+            zstd::encode_all(&second[..], 3).unwrap(),
+        ];
+        let bytes = frames.concat();
+        let end = frames[0].len() as u64;
+        let rest = format!("rest at {end}");
+        for walked in [end, end - 3, end + 5, 1] {
+            let (out, ended) = frame_decoded(&bytes, 0..walked);
+            assert!(out == first, "walked to {walked}: not the frame's bytes");
+            let want = if walked == end {
+                "whole".to_owned()
+            } else {
+                rest.clone()
+            };
+            assert_eq!(ended, want, "walked to {walked}");
+        }
+        // The file ends inside the frame, past the walk's end: as the one decoder says it.
+        let cut = &frames[0][..frames[0].len() - 2];
+        let (out, ended) = frame_decoded(cut, 0..end - 5);
+        let (one_out, one_ended) = decoded_file(file_of(cut), Format::Zstd, ONE);
+        assert!(out == one_out);
+        assert_eq!(ended, reason(one_ended));
+    }
+
+    /// What [`decode_members`] hands on of a run of `members`: the decoded bytes, and the
+    /// failure's reason or the offset the rest is left at, if any.
+    fn run_decoded(members: &[u8]) -> (Vec<u8>, Option<String>) {
+        let mut out = Filling::new(Kept::new(usize::MAX));
+        let (mut whole, run) = (WholeMember::new(), 0..members.len() as u64);
+        let source = file_of(members);
+        let ended = decode_members(&source, run, whole.as_mut(), &mut Vec::new(), &mut out);
+        out.flush();
+        let decoded = (out.buffers.buffers.iter())
+            .flat_map(|buffer| buffer.held())
+            .copied();
+        let ended = match ended {
+            Ok(RunEnded::Whole) => None,
+            Ok(RunEnded::Rest(at)) => Some(format!("rest at {at}")),
+            Ok(RunEnded::ReaderGone) => Some("reader gone".to_owned()),
+            Err(failure) => Some(reason(Err(failure))),
+        };
+        (decoded.collect(), ended)
+    }
+
+    /// A run's members are decoded whole until the first that libdeflate cannot decode whole,
+    /// then by `GzDecoder`: a fault in either reads as the one decoder tells it, after the bytes
+    /// of every member before it.
+    #[test]
+    fn a_run_decodes_members_whole_until_one_it_cannot() {
+        // More than a piece decoded before the member with a subfield before `BC`.
+        let texts: Vec<Vec<u8>> = (0..12).map(|n| random(30_000 + n * 1000)).collect();
+        let mut members: Vec<Vec<u8>> = texts.iter().map(|t| bgzf_member(t, 0, None)).collect();
+        members[10] = bgzf_member(&texts[10], 3, None);
+        assert_eq!(run_decoded(&members.concat()), (texts.concat(), None));
+        for n in [4, 11] {
+            let mut damaged = members.clone();
+            let middle = damaged[n].len() / 2;
+            damaged[n][middle] ^= 0x55;
+            let damaged = damaged.concat();
+            let (one, one_ended) = streamed(&damaged);
+            assert!(
+                one.starts_with(&texts[..n].concat()),
+                "member {n}: {}",
+                one.len()
+            );
+            assert!(
+                run_decoded(&damaged) == (one, Some(reason(one_ended))),
+                "member {n}"
+            );
+        }
+    }
+}

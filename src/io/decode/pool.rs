@@ -1,0 +1,559 @@
+//! A regular file's parts (zstd frames, runs of BGZF members) decoded on several threads at once
+//! and handed on in the file's order. A zstd frame does not depend on the frames around it, nor a
+//! gzip member on the members around it, and where each ends is found without decoding it
+//! ([`Walk`]): so the threads take turns to walk the file to the next part's end, each decodes the
+//! part it found into pieces of its own ([`parts`](super::parts)), and this thread hands the
+//! pieces on part after part. `pzstd` writes such files, a frame for every few MiB; `bgzip` a
+//! member for every 64 KiB.
+//!
+//! What the walk cannot make sense of (a magic or a header it does not know, a block or frame
+//! that the file ends inside, a dictionary, a window wider than [`WINDOW`](super::zstd::WINDOW)) is left, from that
+//! frame on, to the decoder that decodes a file of one frame or member ([`run`]), which says
+//! what is wrong as it always does: bad input comes out exactly as without threads, after every
+//! frame before it. A file of one frame is decoded by that decoder alone, as is a zstd file when
+//! one thread is allowed; a file of BGZF members is then walked on that one thread, its runs
+//! decoded as a decoder of the pool decodes them ([`decode_alone`]).
+//!
+//! Memory: each decoder holds its window (at most [`WINDOW`](super::zstd::WINDOW)), at most [`Parts::under_way`] parts
+//! per decoder are under way, and each holds at most [`Parts::pieces`] pieces ahead of the reader,
+//! so the pieces in memory are at most [`pieces_ahead`] besides the reader's own.
+
+use std::fs::File;
+use std::io::{self, Seek, SeekFrom};
+use std::num::NonZeroUsize;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread;
+
+use crossbeam_channel::{Receiver, Sender, bounded};
+use zstd::stream::raw::Decoder;
+
+use super::handoff::{Buffers, BuffersOut, Decoded, Filling, Out};
+use super::parts::{RunEnded, decode_frame, decode_members};
+use super::source::Undecoded;
+use super::streams::run;
+use super::walk::{Part, Parts, Walk};
+use super::whole::WholeMember;
+use super::{BUFFER, Failure, ONE, caught};
+
+/// The pool's limits for each kind of part.
+impl Parts {
+    /// The most decoded pieces ([`BUFFER`] bytes each) a part decoded ahead holds until the reader
+    /// comes to it, so that a decoder ahead seldom waits for the reader: for zstd 8 MiB, a whole
+    /// frame of `pzstd`'s at its default level; for BGZF 2 MiB, more than the 1.2 MiB a run of
+    /// [`RUN`](super::walk::RUN) compressed bytes of text decodes to.
+    fn pieces(self) -> usize {
+        match self {
+            Parts::Zstd => 32,
+            Parts::Bgzf => 8,
+        }
+    }
+
+    /// The parts under way for each decoder: decoded, being decoded or being handed on. One
+    /// each made a decoder that finished its part wait for the other's part before it, whose
+    /// pieces go to the reader as they are decoded, to be handed on: on 2 cores two zstd decoders
+    /// took 0.74x one frame's time with 1 part each and 0.69x with 1.5; BGZF's small parts 0.97x,
+    /// 0.84x and 0.78x one member's with 1, 2.5 and 4.5 each (docs/DECOMPRESS.md).
+    fn under_way(self) -> usize {
+        match self {
+            Parts::Zstd => 2,
+            Parts::Bgzf => 4,
+        }
+    }
+}
+
+/// The most decoded pieces held ahead of the reader when `threads` decoders decode a file of
+/// `parts`: the pieces of every part under way, and the one each decoder fills.
+pub(super) fn pieces_ahead(parts: Parts, threads: NonZeroUsize) -> usize {
+    threads.get() * (parts.under_way() * parts.pieces() + 1)
+}
+
+/// Decodes `source`, a regular file holding `parts` from its offset on, into `out`: its parts on
+/// up to `threads` threads when it has two or more, else on this thread.
+pub(super) fn decode_parts(
+    source: File,
+    parts: Parts,
+    threads: NonZeroUsize,
+    out: &mut BuffersOut,
+) -> Result<(), Failure> {
+    // Where the file cannot be walked (it has no offset or size), the one decoder reads it.
+    let Ok(mut walk) = Walk::new(&source, parts) else {
+        return run(Undecoded::new(source), Some(parts.format()), ONE, out);
+    };
+    let start = walk.at;
+    let frames = [walk.next(&source), walk.next(&source)];
+    if !matches!(frames, [Part::Frame(_), Part::Frame(_)]) {
+        return decode_alone(source, parts, out);
+    }
+    walk.at = start;
+    super::slices::ask_short();
+    let source = Arc::new(source);
+    // Parts under way: the one being handed on, and the rest of each decoder's share.
+    let (order, decoded) = bounded(threads.get() * parts.under_way() - 1);
+    let walking = Arc::new(Mutex::new(Walking {
+        walk,
+        order: Some(order),
+    }));
+    for _ in 0..threads.get() {
+        let (source, walking, empty) = (source.clone(), walking.clone(), out.buffers.empty.clone());
+        let spawned = thread::Builder::new()
+            .name("decode frames".to_owned())
+            .spawn(move || decode_frames(&source, parts, &walking, &empty));
+        if spawned.is_err() {
+            // Those started take every frame; with none, the walk's turn never comes.
+            break;
+        }
+    }
+    // Only the decoders hold the walk, so the parts end when the last of them has gone.
+    drop(walking);
+    hand_on(decoded, &source, parts, start, out)
+}
+
+/// Hands on the parts that `decoded` tells of, in the file's order, into `out`, until the walk's
+/// end, a fault, or a rest for the one decoder; the parts begin at `start` in `source`.
+fn hand_on(
+    decoded: Receiver<Parted>,
+    source: &File,
+    parts: Parts,
+    start: u64,
+    out: &mut BuffersOut,
+) -> Result<(), Failure> {
+    let mut handed_on = false;
+    for part in decoded {
+        match part {
+            Parted::Frame(pieces) => {
+                handed_on = true;
+                for piece in pieces {
+                    match piece {
+                        Piece::Decoded(piece) => {
+                            if !out.pass(piece) {
+                                return Ok(());
+                            }
+                        }
+                        Piece::Failed(failure) => return Err(failure),
+                        Piece::Rest(at) => return decode_rest(source, parts, at, out),
+                    }
+                }
+            }
+            Parted::Rest(at) => return decode_rest(source, parts, at, out),
+            Parted::End(at) => return leave_offset(source, at),
+        }
+    }
+    // The decoders have gone without telling the walk's end (none could be started, or a panic
+    // outside a part took the walk with it).
+    match handed_on {
+        false => decode_rest(source, parts, start, out),
+        // From the start again, what was handed on would come out twice.
+        true => Err(Failure::Decompressing(io::Error::other(
+            "the part decoders ended before the file's end",
+        ))),
+    }
+}
+
+/// Decodes `source`, a regular file holding `parts` from its offset on, into `out` on this
+/// thread: BGZF members in runs as a decoder of the pool decodes them, whole where libdeflate
+/// takes them; zstd frames, and what the walk cannot follow, by the one decoder.
+pub(super) fn decode_alone(source: File, parts: Parts, out: &mut impl Out) -> Result<(), Failure> {
+    let walk = Walk::new(&source, parts).ok();
+    let Some(mut walk) = walk.filter(|_| matches!(parts, Parts::Bgzf)) else {
+        return run(Undecoded::new(source), Some(parts.format()), ONE, out);
+    };
+    let (mut whole, mut input) = (WholeMember::new(), Vec::new());
+    loop {
+        match walk.next(&source) {
+            Part::Frame(members) => {
+                match decode_members(&source, members, whole.as_mut(), &mut input, out)? {
+                    RunEnded::Whole => {}
+                    RunEnded::ReaderGone => return Ok(()),
+                    RunEnded::Rest(at) => return decode_rest(&source, parts, at, out),
+                }
+            }
+            Part::Rest(at) => return decode_rest(&source, parts, at, out),
+            Part::End(at) => return leave_offset(&source, at),
+        }
+    }
+}
+
+/// Leaves the file's offset at `at`, its end, where a decoder reading the file to its end would
+/// have left it: stdin shares it with whatever reads it next.
+fn leave_offset(mut source: &File, at: u64) -> Result<(), Failure> {
+    source.seek(SeekFrom::Start(at)).map_err(Failure::Reading)?;
+    Ok(())
+}
+
+/// What a decoder sends of its part, in order.
+enum Piece {
+    /// Decoded bytes.
+    Decoded(Decoded),
+    /// The part's fault, after the bytes decoded before it.
+    Failed(Failure),
+    /// The part ended at this offset, not where the walk found: the rest is the one decoder's.
+    Rest(u64),
+}
+
+/// What a decoder found next, as it is handed on.
+enum Parted {
+    /// A part's decoded pieces, as they come; a failure or a rest ends them.
+    Frame(Receiver<Piece>),
+    /// Left to one decoder from this offset on.
+    Rest(u64),
+    /// The file's end, at this offset.
+    End(u64),
+}
+
+/// The walk the decoders take turns at, and where they tell what they found, in the file's order.
+struct Walking {
+    walk: Walk,
+    /// Gone once the walk has ended or the reader has gone.
+    order: Option<Sender<Parted>>,
+}
+
+/// Decodes the file from `at` on with one decoder, as a file of one frame is decoded.
+fn decode_rest(source: &File, parts: Parts, at: u64, out: &mut impl Out) -> Result<(), Failure> {
+    let mut rest = source.try_clone().map_err(Failure::Reading)?;
+    rest.seek(SeekFrom::Start(at)).map_err(Failure::Reading)?;
+    run(Undecoded::new(rest), Some(parts.format()), ONE, out)
+}
+
+/// A decoder's thread: takes the next part from the walk and decodes it, until the walk ends or
+/// the reader has gone.
+fn decode_frames(source: &File, parts: Parts, walking: &Mutex<Walking>, empty: &Receiver<Vec<u8>>) {
+    let (mut decoder, mut whole) = (None, None);
+    let mut input = vec![0; BUFFER];
+    loop {
+        let (frame, pieces) = {
+            let mut walking = walking.lock().unwrap_or_else(PoisonError::into_inner);
+            let Some(order) = walking.order.take() else {
+                return;
+            };
+            let (part, frame) = match walking.walk.next(source) {
+                Part::Frame(range) => {
+                    let (pieces, taken) = bounded(parts.pieces());
+                    (Parted::Frame(taken), Some((range, pieces)))
+                }
+                Part::Rest(at) => (Parted::Rest(at), None),
+                Part::End(at) => (Parted::End(at), None),
+            };
+            // Sent while the walk is held, so that parts go in the file's order. After the
+            // walk's end, or with the reader gone, the order is dropped: nothing more comes.
+            let sent = order.send(part).is_ok();
+            match frame {
+                Some(frame) if sent => {
+                    walking.order = Some(order);
+                    frame
+                }
+                _ => return,
+            }
+        };
+        let mut out = Filling::new(ToPart {
+            pieces,
+            empty: empty.clone(),
+        });
+        let decoded = caught(|| match parts {
+            Parts::Zstd => {
+                let decoder = match &mut decoder {
+                    Some(decoder) => decoder,
+                    empty => empty.insert(Decoder::new().map_err(Failure::Decompressing)?),
+                };
+                decode_frame(source, frame, decoder, &mut input, &mut out)
+            }
+            Parts::Bgzf => {
+                let whole = whole.get_or_insert_with(WholeMember::new).as_mut();
+                decode_members(source, frame, whole, &mut input, &mut out)
+            }
+        });
+        // The bytes before a failure or a rest go first.
+        out.flush();
+        let ended = match decoded {
+            Ok(RunEnded::Rest(at)) => Piece::Rest(at),
+            Err(failure) => Piece::Failed(failure),
+            Ok(RunEnded::Whole | RunEnded::ReaderGone) => continue,
+        };
+        let _ = out.buffers.pieces.send(ended);
+    }
+}
+
+/// A part's decoded pieces, handed to the thread that hands the parts on in order; each piece one
+/// the reader handed back where there is one.
+struct ToPart {
+    pieces: Sender<Piece>,
+    empty: Receiver<Vec<u8>>,
+}
+
+impl Buffers for ToPart {
+    fn empty(&mut self) -> Option<Vec<u8>> {
+        Some(self.empty.try_recv().unwrap_or_default())
+    }
+
+    fn full(&mut self, piece: Decoded) -> bool {
+        self.pieces.send(Piece::Decoded(piece)).is_ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::format::Format;
+    use super::super::handoff::{DecodedFile, Kept, ToReader};
+    use super::super::tests::{
+        bgzf_member, decoded_file, file_of, frame, random, reason, regular_of, skippable, streamed,
+        text,
+    };
+    use super::super::{BUFFERS, decode_file};
+    use super::*;
+    use crate::io::testing;
+
+    /// What [`hand_on`] makes of the first of `frames` handed on by a decoder (none where
+    /// `first_handed_on` is false), then the decoders gone without a word, in a file of `frames`:
+    /// what it hands on, and how it ends.
+    fn handed_on_then_silence(
+        frames: &[Vec<u8>],
+        first_handed_on: bool,
+    ) -> (Vec<u8>, Result<(), Failure>) {
+        let source = file_of(
+            &frames
+                .iter()
+                .map(|text| zstd::encode_all(&text[..], 3).unwrap())
+                .collect::<Vec<_>>()
+                .concat(),
+        );
+        let (order, decoded) = bounded(1);
+        if first_handed_on {
+            let mut kept = Filling::new(Kept::new(usize::MAX));
+            let room = kept.room().unwrap();
+            room[..frames[0].len()].copy_from_slice(&frames[0]);
+            kept.filled(frames[0].len());
+            kept.flush();
+            let (piece, pieces) = bounded(kept.buffers.buffers.len());
+            for buffer in kept.buffers.buffers.drain(..) {
+                piece.send(Piece::Decoded(buffer)).unwrap();
+            }
+            order.send(Parted::Frame(pieces)).unwrap();
+        }
+        drop(order);
+        let (to_reader, full) = bounded(BUFFERS * 16);
+        let (to_decoder, empty) = bounded(BUFFERS * 16);
+        let mut out = Filling::new(ToReader::new(to_reader, empty, BUFFERS));
+        let ended = hand_on(decoded, &source, Parts::Zstd, 0, &mut out);
+        out.flush();
+        drop(out);
+        let mut reader = DecodedFile::new(full, to_decoder);
+        let (mut read, mut buf) = (Vec::new(), vec![0; BUFFER]);
+        while let n @ 1.. = reader.read(&mut buf) {
+            read.extend_from_slice(&buf[..n]);
+        }
+        (read, ended)
+    }
+
+    /// Decoders gone without telling the walk's end, after a part was handed on, is a failure:
+    /// decoding again from the parts' start repeated what had been handed on. Where none was,
+    /// the one decoder decodes the file from its start.
+    #[test]
+    fn parts_that_end_without_a_word_are_not_decoded_twice() {
+        let frames = [text(0..1000), text(1000..2000)];
+        let (out, ended) = handed_on_then_silence(&frames, true);
+        assert!(out == frames[0], "the part handed on is not all that came");
+        assert_eq!(
+            reason(ended),
+            "the part decoders ended before the file's end"
+        );
+        let (out, ended) = handed_on_then_silence(&frames, false);
+        assert!(out == frames.concat(), "not decoded from the start");
+        assert!(ended.is_ok());
+    }
+
+    /// Frames of many sizes, skippable frames among them, and where each is cut.
+    fn frames_of(text: &[u8]) -> (Vec<u8>, Vec<usize>) {
+        let (mut bytes, mut cuts, mut at) = (Vec::new(), Vec::new(), 0);
+        for n in 0.. {
+            // From a line to a few of the decoders' pieces.
+            let size = [20, 700_000, 3_000, 90_000][n % 4].min(text.len() - at);
+            if size == 0 {
+                break;
+            }
+            bytes.extend_from_slice(&skippable(&(n as u32).to_le_bytes()));
+            cuts.push(bytes.len());
+            bytes.extend_from_slice(&frame(&text[at..at + size], |encoder| {
+                encoder.include_checksum(true).unwrap();
+            }));
+            at += size;
+        }
+        (bytes, cuts)
+    }
+
+    /// This process's threads named as the decoders of frames are.
+    fn frame_decoders() -> usize {
+        let tasks = std::fs::read_dir("/proc/self/task").unwrap();
+        let named = |task: std::fs::DirEntry| std::fs::read(task.path().join("comm")).ok();
+        tasks
+            .filter_map(|task| named(task.unwrap()))
+            .filter(|name| name == b"decode frames\n")
+            .count()
+    }
+
+    #[test]
+    fn frames_decoded_at_once_come_out_in_order() {
+        let text = text(0..300_000);
+        let (bytes, cuts) = frames_of(&text);
+        assert!(cuts.len() > 20);
+        // Every decoder at work, each holding a frame's pieces while the reader holds back (other
+        // tests running beside this one start three at most).
+        // Eight threads: one for the reader and the rendering, seven decoders.
+        let eight = NonZeroUsize::new(8).unwrap();
+        let (mut buffers, _decoding) =
+            decode_file(regular_of(&bytes), Format::Zstd, BUFFERS, eight, 0).unwrap();
+        assert_eq!(buffers.read(&mut [0; 10]), 10);
+        let started = std::time::Instant::now();
+        while frame_decoders() < 7 {
+            assert!(started.elapsed() < testing::DEADLINE, "not decoded at once");
+            thread::sleep(std::time::Duration::from_millis(10));
+        }
+        drop(buffers);
+        for threads in [2, 3, 8] {
+            let threads = NonZeroUsize::new(threads).unwrap();
+            let (out, ended) = decoded_file(file_of(&bytes), Format::Zstd, threads);
+            assert!(
+                out == text,
+                "{threads}: {} bytes of {}",
+                out.len(),
+                text.len()
+            );
+            assert!(ended.is_ok(), "{ended:?}");
+        }
+    }
+
+    /// A fault in a frame is told after every frame before it, whichever decoder finds it first.
+    #[test]
+    fn a_bad_frame_ends_decoding_after_the_frames_before_it() {
+        let text = text(0..300_000);
+        let (bytes, cuts) = frames_of(&text);
+        let threads = NonZeroUsize::new(3).unwrap();
+        // How much of the text the frames before the `n`th decode to.
+        let whole_before = |n: usize| {
+            decoded_file(file_of(&bytes[..cuts[n]]), Format::Zstd, threads)
+                .0
+                .len()
+        };
+        let flipped = |at: usize| {
+            let mut bytes = bytes.clone();
+            bytes[at] ^= 0x55;
+            bytes
+        };
+        // (bytes, the frame the fault is in, a word of the reason)
+        let cases = [
+            // The fourth frame's content checksum, its last 4 bytes, before the fifth's
+            // skippable frame.
+            (flipped(cuts[4] - 13), 3, "checksum"),
+            (bytes[..cuts[5] + 100].to_vec(), 5, "incomplete frame"),
+            (
+                [&bytes[..], b"garbage"].concat(),
+                cuts.len(),
+                "Unknown frame",
+            ),
+            (flipped(cuts[1] + 1), 1, "Unknown frame"),
+        ];
+        for (n, (bytes, bad, word)) in cases.into_iter().enumerate() {
+            let (out, ended) = decoded_file(file_of(&bytes), Format::Zstd, threads);
+            let whole = match bad {
+                bad if bad == cuts.len() => text.len(),
+                bad => whole_before(bad),
+            };
+            assert!(out.len() >= whole, "case {n}: {} of {whole}", out.len());
+            assert!(text.starts_with(&out), "case {n}: a prefix of the text");
+            let reason = reason(ended);
+            assert!(reason.contains(word), "case {n}: {reason}");
+        }
+    }
+
+    #[test]
+    fn a_reader_that_goes_ends_the_decoders() {
+        let (bytes, _) = frames_of(&text(0..300_000));
+        let threads = NonZeroUsize::new(3).unwrap();
+        let (mut buffers, decoding) =
+            decode_file(regular_of(&bytes), Format::Zstd, BUFFERS, threads, 0).unwrap();
+        assert_eq!(buffers.read(&mut [0; 10]), 10);
+        drop(buffers);
+        let told = decoding.ended.recv_timeout(testing::DEADLINE);
+        assert!(matches!(told, Ok(Ok(()))), "{told:?}");
+    }
+
+    /// Members whose `BC` sizes are wrong are decoded as the one decoder decodes them, each from
+    /// where the last ended, on three decoders and on this file's one; a fault in a later member
+    /// is told as the one decoder tells it, after the members before it.
+    #[test]
+    fn bgzf_members_decode_as_one_decoder_decodes_them() {
+        let text = text(0..300_000);
+        let chunks: Vec<&[u8]> = text.chunks(65_280).collect();
+        let members: Vec<Vec<u8>> = chunks
+            .iter()
+            .map(|chunk| bgzf_member(chunk, 0, None))
+            .collect();
+        let bytes = members.concat();
+        let ones = |bytes: &[u8]| decoded_file(file_of(bytes), Format::Gzip, ONE);
+        let threes = |bytes: &[u8]| {
+            let three = NonZeroUsize::new(3).unwrap();
+            decoded_file(file_of(bytes), Format::Gzip, three)
+        };
+        for (out, ended) in [threes(&bytes), ones(&bytes)] {
+            assert!(out == text && ended.is_ok(), "{ended:?}");
+        }
+        // A size that covers the next member too, and later one 100 bytes too long or too short,
+        // in runs after the first: the walk goes on past the first, and ends at the second, where
+        // the decoder of that run goes on to where the member really ends.
+        for by in [100, -100] {
+            let mut lying = members.clone();
+            let (n, size) = (20, members[20].len() + members[21].len());
+            lying[n] = bgzf_member(chunks[n], 0, Some(size));
+            let (n, size) = (50, members[50].len() as isize + by);
+            lying[n] = bgzf_member(chunks[n], 0, Some(size as usize));
+            for (out, ended) in [threes(&lying.concat()), ones(&lying.concat())] {
+                assert!(out == text && ended.is_ok(), "{by}: {ended:?}");
+            }
+        }
+        let mut flipped = bytes.clone();
+        let late = bytes.len() - members[40..].concat().len() + 1000;
+        flipped[late] ^= 0x55;
+        let (one, one_ended) = streamed(&flipped);
+        let one_ended = reason(one_ended);
+        assert!(one.len() >= members[..40].concat().len(), "{}", one.len());
+        for (out, ended) in [threes(&flipped), ones(&flipped)] {
+            assert!(out == one, "{} bytes, not {}", out.len(), one.len());
+            assert_eq!(reason(ended), one_ended);
+        }
+    }
+
+    /// Members libdeflate decodes whole and members left to `GzDecoder` (another subfield before
+    /// `BC`, more than a piece decoded, a damaged one) come out alike in one run, whole pieces
+    /// filled across them: as one decoder decodes them.
+    #[test]
+    fn members_decoded_whole_and_one_by_one_come_out_alike() {
+        let texts: Vec<Vec<u8>> = (0..40u32)
+            .map(|n| match n % 4 {
+                0 => vec![b'a' + n as u8; BUFFER + 1],
+                1 => text(n * 1000..n * 1000 + 900 + n * 37),
+                _ => random(20_000 + n as usize * 1000),
+            })
+            .collect();
+        let members: Vec<Vec<u8>> = (texts.iter().enumerate())
+            .map(|(n, text)| bgzf_member(text, (n % 7 == 5) as usize * 3, None))
+            .collect();
+        let three = NonZeroUsize::new(3).unwrap();
+        let bytes = members.concat();
+        let walked = file_of(&bytes);
+        let mut walk = Walk::new(&walked, Parts::Bgzf).unwrap();
+        let runs = std::iter::from_fn(|| match walk.next(&walked) {
+            Part::Frame(run) => Some(run),
+            _ => None,
+        });
+        assert!(runs.count() >= 3);
+        let (out, ended) = decoded_file(file_of(&bytes), Format::Gzip, three);
+        assert!(out == texts.concat() && ended.is_ok(), "{ended:?}");
+        let mut damaged = members.clone();
+        let middle = damaged[26].len() / 2;
+        damaged[26][middle] ^= 0x55;
+        let damaged = damaged.concat();
+        let (one, one_ended) = streamed(&damaged);
+        let (three, three_ended) = decoded_file(file_of(&damaged), Format::Gzip, three);
+        assert!(three.starts_with(&texts[..26].concat()), "{}", three.len());
+        assert!(three == one, "{} bytes, not {}", three.len(), one.len());
+        assert_eq!(reason(three_ended), reason(one_ended));
+    }
+}
