@@ -299,7 +299,8 @@ impl Span {
 
     /// The block as a bzip2 stream of its own, and how many bytes its filler decodes to first.
     /// `ended`: with an end and the CRC that the block makes the stream's; else the bits after it
-    /// as they are (a stream's end, or none where the source ended), for a block that failed.
+    /// as they are (a stream's end), for a block that failed. A block the source ended has
+    /// nothing after it either way.
     fn as_stream(&self, ended: bool) -> (Vec<u8>, usize) {
         let mut writer = Writer {
             bytes: Vec::with_capacity(self.bytes.len() + 32),
@@ -393,7 +394,7 @@ pub(super) fn decode(
             let decoder = move || {
                 for (span, tell) in taken {
                     let into = spares.try_recv().unwrap_or_default();
-                    let _ = tell.send(span.decode(span.ends != Ends::Source, into));
+                    let _ = tell.send(span.decode(true, into));
                 }
             };
             thread::Builder::new()
@@ -520,14 +521,7 @@ impl Scanner {
                 return StreamEnded::Stop;
             }
             let crc = bits(&self.bytes, at + MAGIC_BITS, 32) as u32;
-            let stream = Span {
-                level,
-                bytes: self.bytes[(start / 8) as usize..after].to_vec(),
-                start: start % 8,
-                end: at - start / 8 * 8,
-                ends: Ends::Stream(crc),
-            };
-            let stream = Arc::new(stream);
+            let stream = Arc::new(self.span(level, start, at, Ends::Stream(crc)));
             if !self.send_span(stream.clone()) || !self.fill(after + HEADER) {
                 return StreamEnded::Stop;
             }
@@ -548,16 +542,25 @@ impl Scanner {
         }
     }
 
-    /// Sends the block from bit `start` to `end` of `bytes`.
-    fn send(&mut self, level: u8, start: u64, end: u64, ends: Ends) -> bool {
+    /// The block from bit `start` to `end` of `bytes`, with its stream's end where it has one.
+    fn span(&self, level: u8, start: u64, end: u64, ends: Ends) -> Span {
         let first = (start / 8) as usize;
-        let span = Span {
+        let last = match ends {
+            Ends::Stream(_) => end + END_BITS,
+            Ends::Block | Ends::Source => end,
+        };
+        Span {
             level,
-            bytes: self.bytes[first..end.div_ceil(8) as usize].to_vec(),
+            bytes: self.bytes[first..last.div_ceil(8) as usize].to_vec(),
             start: start % 8,
             end: end - first as u64 * 8,
             ends,
-        };
+        }
+    }
+
+    /// Sends the block from bit `start` to `end` of `bytes`.
+    fn send(&mut self, level: u8, start: u64, end: u64, ends: Ends) -> bool {
+        let span = self.span(level, start, end, ends);
         self.send_span(Arc::new(span))
     }
 
@@ -680,7 +683,7 @@ impl Collector {
                 }
             };
             let both = last.joined(&next);
-            let decoded = both.decode(both.ends != Ends::Source, Vec::new());
+            let decoded = both.decode(true, Vec::new());
             if decoded.failed.is_none() {
                 return Ok(Mended::Joined(Arc::new(both), decoded));
             }
