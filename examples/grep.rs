@@ -5,16 +5,16 @@
 //! that where nothing matches it skips through the input as grep does.
 
 use linewright::{Error, Filter, Transform, lines_found, lines_in};
-use memchr::memmem::Finder;
 use std::{process::ExitCode, sync::atomic::AtomicBool, sync::atomic::Ordering::Relaxed};
 
-/// `grep`'s own argument (before the FILEs), and whether any line held it.
+/// Whether any line held the pattern: one process runs one filter.
+static MATCHED: AtomicBool = AtomicBool::new(false);
+
+/// `grep`'s own argument, before the FILEs.
 #[derive(clap::Args)]
 struct Grep {
     /// The fixed string a line must hold to be printed (no newline in it)
     pattern: String,
-    #[arg(skip)]
-    matched: AtomicBool,
 }
 
 impl Transform for Grep {
@@ -23,17 +23,17 @@ impl Transform for Grep {
     }
 
     fn render_chunk(&self, out: &mut Vec<u8>, chunk: &[u8]) -> Result<u64, Error> {
-        let (finder, written) = (Finder::new(&self.pattern), out.len());
+        let (finder, written) = (memchr::memmem::Finder::new(&self.pattern), out.len());
         for line in lines_found(chunk, |rest| finder.find(rest)) {
             out.extend_from_slice(line);
             out.push(b'\n');
         }
-        self.matched.fetch_or(out.len() > written, Relaxed);
+        MATCHED.fetch_or(out.len() > written, Relaxed);
         Ok(lines_in(chunk))
     }
 
     fn exit_status(&self) -> ExitCode {
-        ExitCode::from(u8::from(!self.matched.load(Relaxed))) // 1 where no line matched
+        ExitCode::from(u8::from(!MATCHED.load(Relaxed))) // 1 where no line matched
     }
 }
 
