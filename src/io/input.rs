@@ -103,7 +103,7 @@ impl RangedInput for FileInput {
             let reading = self.until_read(false)?;
             if let Some(Reading::Decoded(decoded)) = reading {
                 let piece = adopt_decoded(decoded, size, held);
-                if let Piece::Read(read @ 1..) = piece {
+                if let Piece::Decoded(read @ 1.., _) = piece {
                     self.driver.tell_read(Ok(read));
                 }
                 return Ok(piece);
@@ -197,7 +197,7 @@ fn adopt_decoded(decoded: &mut DecodedFile, size: usize, held: &mut Chunk) -> Pi
         };
     }
     decoded.exchange(|bytes, len| held.adopt(bytes, len));
-    Piece::Read(len)
+    Piece::Decoded(len, decoded.is_behind())
 }
 
 #[cfg(test)]
@@ -260,7 +260,8 @@ mod tests {
         chunk.filled(held.len());
         loop {
             match input.next_piece(BUFFER, &mut chunk).unwrap() {
-                Piece::Read(read) => taken += usize::from(read > 0),
+                Piece::Read(_) => {}
+                Piece::Decoded(..) => taken += 1,
                 Piece::Stream => {
                     let read = input.read(chunk.spare().unwrap()).unwrap();
                     if read == 0 {

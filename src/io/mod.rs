@@ -82,6 +82,9 @@ pub enum Piece {
     /// The input read this many bytes into the chunk held, as a stream read would have, or none
     /// (0) where the chunk's lines are to go before it reads: its whole lines are to be handed on.
     Read(usize),
+    /// A decoder's buffer of whole lines, this many bytes, taken into the chunk held uncopied,
+    /// and whether its next is yet to come: the decoder is behind the reader.
+    Decoded(usize, bool),
     /// A range of a regular file, whole lines, for another thread to read.
     Range(Range),
     /// No more ranges: once every range handed out is read, tell

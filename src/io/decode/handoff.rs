@@ -78,6 +78,8 @@ pub struct DecodedFile {
     pub(super) buffer: Decoded,
     /// How much of it has been read.
     pub(super) at: usize,
+    /// [`is_behind`](Self::is_behind).
+    behind: bool,
 }
 
 impl DecodedFile {
@@ -88,6 +90,7 @@ impl DecodedFile {
             empty,
             buffer: Decoded::default(),
             at: 0,
+            behind: false,
         }
     }
 
@@ -113,6 +116,11 @@ impl DecodedFile {
             self.at = 0;
             if read.capacity() > 0 {
                 self.hand_back(read);
+            }
+            match self.full.len() {
+                0 => self.behind = true,
+                waiting if waiting > SENT_TOGETHER => self.behind = false,
+                _ => {} // the rest of the batch the reader last waited for, or did not
             }
             let Ok(next) = self.full.recv() else {
                 return false;
@@ -150,6 +158,13 @@ impl DecodedFile {
         let Decoded { bytes, len } = std::mem::take(&mut self.buffer);
         let storage = take(bytes, len);
         self.hand_back(storage);
+    }
+
+    /// Whether the decoder is behind its reader: the reader found no buffer waiting when it last
+    /// wanted one, and has not found more than a batch waiting since (the decoder a whole batch
+    /// ahead: a batch alone may be the one it waited for, or one sent while it rendered).
+    pub fn is_behind(&self) -> bool {
+        self.behind
     }
 
     /// Copies decoded bytes into `buf` (not empty), waiting for some unless some are here: how
@@ -545,6 +560,51 @@ mod tests {
         waiting.join().unwrap();
         let bytes: Vec<u8> = received.iter().flat_map(Decoded::held).copied().collect();
         assert_eq!(bytes, b"1234", "in order, the last at the end");
+    }
+
+    /// The decoder is behind once its reader finds no buffer waiting, for the rest of the batch
+    /// it then waits for, and no longer once it finds more than a batch waiting.
+    #[test]
+    fn the_decoder_is_behind_from_a_wait_until_a_batch_waits() {
+        let (to_reader, full) = bounded(2 * SENT_TOGETHER);
+        let (to_decoder, _empty) = bounded(2 * SENT_TOGETHER);
+        let mut decoded = DecodedFile::new(full, to_decoder);
+        let send = move |n| {
+            for _ in 0..n {
+                let bytes = b"line\n".to_vec();
+                to_reader.send(Decoded { bytes, len: 5 }).unwrap();
+            }
+        };
+        let take_whole = |decoded: &mut DecodedFile| {
+            assert_eq!(decoded.whole_buffer(), Some(5));
+            decoded.exchange(|bytes, _| bytes);
+            decoded.is_behind()
+        };
+        send(1);
+        assert!(
+            !take_whole(&mut decoded),
+            "one buffer waited: no batch, no wait either"
+        );
+        let later = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            send(SENT_TOGETHER);
+            send
+        });
+        let (mut decoded, behind) = crate::io::testing::within("a batch", move || {
+            let behind: Vec<bool> = (0..SENT_TOGETHER)
+                .map(|_| take_whole(&mut decoded))
+                .collect();
+            (decoded, behind)
+        });
+        assert!(
+            behind.iter().all(|&behind| behind),
+            "waited for: {behind:?}"
+        );
+        let send = later.join().unwrap();
+        send(SENT_TOGETHER);
+        assert!(take_whole(&mut decoded), "a batch waiting, and no more");
+        send(SENT_TOGETHER);
+        assert!(!take_whole(&mut decoded), "more than a batch waiting");
     }
 
     /// Storage given for a buffer taken whole goes to the decoder, unless a long line grew it

@@ -321,12 +321,20 @@ fn read_all<W: Write, T: Transform>(
         };
         match piece {
             Piece::Stream => {}
-            Piece::Read(read) => {
+            Piece::Read(read) | Piece::Decoded(read, false) => {
                 bytes_read_here += read as u64;
                 if chunk.has_lines() {
                     let parts = range_size.parts(chunk.bytes().len());
                     flight.send_lines(&mut chunk, parts)?;
                 }
+                continue;
+            }
+            Piece::Decoded(read, true) => {
+                // The decoder is behind: rendered here, as at the end, its buffer holds nothing
+                // up, where a worker woken for each was most of `batched -z`'s 1,600-1,900
+                // context switches on 64 MiB (issue 49).
+                bytes_read_here += read as u64;
+                place(&mut chunk, true, flight)?;
                 continue;
             }
             Piece::Range(range) => {
@@ -388,7 +396,8 @@ fn hand_on<W: Write, T: Transform>(
 }
 
 /// Renders the whole lines in `chunk` here or hands them to the workers, as [`place_held`] says
-/// for an input that idles or, `at_end`, has ended. Input arriving a little at a time is rendered
+/// for an input that idles or, `at_end`, has ended (or has a decoder behind this thread, which
+/// would only wait for it meanwhile). Input arriving a little at a time is rendered
 /// here, where a worker would only add a hand-off to a line's way out; the end of a burst, or
 /// costly lines, go to the workers, which write them when their turn comes.
 fn place<W: Write, T: Transform>(
@@ -422,7 +431,7 @@ mod tests {
     use super::*;
     use crate::io::sources::Sources;
     use crate::io::testing::within;
-    use crate::io::{FileInput, Memory};
+    use crate::io::{FileInput, Input, Memory};
     use crate::transform::SpaceCount;
 
     /// `run` on its own thread, reading a pipe and writing another: the pipe's writing end, the
@@ -539,6 +548,80 @@ mod tests {
         assert!(cheap[40..].iter().all(|who| *who == reader), "{cheap:?}");
         let costly = who_renders_a_file(47, Duration::from_micros(20), 2);
         assert!(costly.iter().all(|who| who == "worker"), "{costly:?}");
+    }
+
+    /// A decoder's buffers, each taken whole with whether the decoder was behind by then, and a
+    /// line read as a stream (first, where a costly transform learns its lines' length): the
+    /// input a regular file's decoding is, with the decoder's pace made up.
+    struct DecoderBuffers(Memory<&'static [u8]>, std::vec::IntoIter<(Vec<u8>, bool)>);
+
+    impl Input for DecoderBuffers {
+        fn read(&mut self, buf: &mut [u8]) -> Result<usize, Error> {
+            self.0.read(buf)
+        }
+
+        fn is_ready(&mut self) -> bool {
+            true
+        }
+    }
+
+    impl RangedInput for DecoderBuffers {
+        fn next_piece(&mut self, _: usize, held: &mut Chunk) -> Result<Piece, Error> {
+            if !held.bytes().is_empty() {
+                return Ok(Piece::Read(0)); // the lines held go first, as `adopt_decoded`'s do
+            }
+            let Some((bytes, behind)) = self.1.next() else {
+                return Ok(Piece::Stream);
+            };
+            let len = bytes.len();
+            held.adopt(bytes, len);
+            Ok(Piece::Decoded(len, behind))
+        }
+
+        fn ranges_read(&mut self, _: Option<std::io::Error>) {
+            unreachable!("no ranges");
+        }
+    }
+
+    /// A decoder's buffer is rendered by the reading thread where the decoder is behind it (a
+    /// worker woken for it would only add a wake-up: issue 49's context switches), and by the
+    /// workers where the decoder is ahead, or where its lines cost more than the reading thread
+    /// renders itself.
+    #[test]
+    fn a_buffer_is_rendered_here_where_its_decoder_is_behind() {
+        let reader = std::thread::current().name().unwrap().to_string();
+        let by_reader = |cost, behind: [bool; 3]| {
+            let buffers = behind.map(|behind| (b"a\nb\n".to_vec(), behind));
+            let knobs = Knobs {
+                threads: 2,
+                chunk_size: 64,
+                queue: 1,
+                clocks: false,
+            };
+            let mut out = Vec::new();
+            let input = DecoderBuffers(Memory::new(b"s\n"), Vec::from(buffers).into_iter());
+            run(&knobs, WhoRenders(cost), input, &mut out).unwrap();
+            let out = String::from_utf8(out).unwrap();
+            // The line read as a stream comes first where it is read first: for a costly transform.
+            let mut lines: Vec<_> = out
+                .lines()
+                .map(|line| line.split_once(']').unwrap())
+                .collect();
+            let stream_line = usize::from(cost.is_zero()) * 6;
+            assert_eq!(lines.remove(stream_line).1, "s");
+            let text: String = lines.iter().map(|(_, line)| *line).collect();
+            assert_eq!(text, "ababab");
+            let here = |(who, _): &(&str, &str)| who[1..] == reader;
+            lines
+                .chunks(2)
+                .map(|buffer| buffer.iter().all(here))
+                .collect::<Vec<_>>()
+        };
+        let free = Duration::ZERO;
+        assert_eq!(by_reader(free, [true, false, true]), [true, false, true]);
+        // Two lines at 30 µs are past what the reading thread renders itself.
+        let costly = Duration::from_micros(30);
+        assert_eq!(by_reader(costly, [true, false, true]), [false; 3]);
     }
 
     /// Where the lines held when the input idles or ends are rendered: the space count's rule
