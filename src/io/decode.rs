@@ -48,6 +48,7 @@ mod bzip2;
 mod format;
 pub mod gzip;
 mod handoff;
+mod lz4;
 mod parts;
 mod pool;
 mod pump;
@@ -87,6 +88,11 @@ impl Regular {
             len: size.saturating_sub(offset),
         }
     }
+}
+
+/// The end of a frame that the input ended inside.
+pub(super) fn incomplete_frame() -> io::Error {
+    io::Error::new(io::ErrorKind::UnexpectedEof, "incomplete frame")
 }
 
 /// How decoding a source failed.
@@ -306,11 +312,12 @@ const ONE: NonZeroUsize = NonZeroUsize::MIN;
 
 #[cfg(test)]
 mod tests {
-    use std::io::{Read, Write};
+    use std::io::{BufReader, Cursor, Read, Write};
 
     use flate2::Compression;
     use flate2::write::GzEncoder;
 
+    use super::source::{Sniffed, Undecoded};
     use super::*;
     use crate::io::testing::{self, gzip};
 
@@ -338,6 +345,31 @@ mod tests {
         let mut encoder = lz4_flex::frame::FrameEncoder::with_frame_info(info, Vec::new());
         encoder.write_all(bytes).unwrap();
         encoder.finish().unwrap()
+    }
+
+    /// `bytes` as a sniffed source, read through a buffer as each adapter reads it.
+    pub(super) fn input(bytes: &[u8]) -> BufReader<Sniffed> {
+        let sniffed = Cursor::new(Vec::new()).chain(Undecoded::new(file_of(bytes)));
+        BufReader::with_capacity(1000, sniffed)
+    }
+
+    /// Everything `reader` reads, and the failure it ends with, if any, as words.
+    pub(super) fn read_all(mut reader: impl Read) -> (Vec<u8>, Option<String>) {
+        let mut out = Vec::new();
+        let ended = reader.read_to_end(&mut out).err();
+        (out, ended.map(|error| error.to_string()))
+    }
+
+    /// `bytes` as one LZ4 legacy frame, as `lz4 -l` writes it: the magic, then each block of
+    /// `block` bytes compressed apart, after its compressed size.
+    pub(super) fn lz4_legacy(bytes: &[u8], block: usize) -> Vec<u8> {
+        let mut frame = super::lz4::LEGACY_MAGIC.to_le_bytes().to_vec();
+        for chunk in bytes.chunks(block) {
+            let compressed = lz4_flex::block::compress(chunk);
+            frame.extend_from_slice(&(compressed.len() as u32).to_le_bytes());
+            frame.extend_from_slice(&compressed);
+        }
+        frame
     }
 
     /// A zstd skippable frame holding `bytes`, which a decoder skips.

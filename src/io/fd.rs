@@ -8,7 +8,7 @@
 use std::fs::{File, Metadata};
 use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::time::Duration;
 
 use rustix::event::{PollFd, PollFlags, Timespec, poll};
@@ -130,6 +130,17 @@ pub fn retry<T>(
 /// Reads once from `file`, waiting out signals and an inherited non-blocking mode.
 pub fn read(mut file: &File, buf: &mut [u8]) -> io::Result<usize> {
     retry(file.as_fd(), false, || file.read(buf))
+}
+
+/// Reads into `buf` at `at` without moving the file's offset, as much as comes in one read (a
+/// signal's interruption waited out): 0 at the file's end.
+pub fn read_at(file: &File, buf: &mut [u8], at: u64) -> io::Result<usize> {
+    loop {
+        match file.read_at(buf, at) {
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            read => return read,
+        }
+    }
 }
 
 /// Writes once to `file`, waiting out signals and an inherited non-blocking mode.

@@ -4,6 +4,7 @@
 //! members have `bgzip`'s own header.
 
 use super::BUFFER;
+use super::gzip::{DEFLATE, MAGIC};
 
 /// The bytes of a BGZF member's header that `bgzip` writes: gzip's fixed 10, the extra field's
 /// length, and the extra field holding the `BC` subfield alone (RFC 1952 §2.3, SAM/BAM §4.1).
@@ -13,14 +14,14 @@ pub(super) const BGZIP_HEADER: usize = 12 + 6;
 pub(super) const FEXTRA: u8 = 0x04;
 
 /// gzip's magic and deflate's method byte, little-endian.
-pub(super) const GZIP: u64 = 0x08_8b1f;
+pub(super) const GZIP: u64 = u32::from_le_bytes([MAGIC[0], MAGIC[1], DEFLATE, 0]) as u64;
 
 /// The member `bytes` begin with and the size it decodes to, where its header is the one
 /// `bgzip` writes ([`BGZIP_HEADER`] bytes: no flag but the extra field's, which holds the `BC`
 /// subfield alone) and it decodes to at most a [`BUFFER`], as its trailer says.
 pub(super) fn bgzip_member(bytes: &[u8]) -> Option<(&[u8], usize)> {
     let header: &[u8; BGZIP_HEADER] = bytes.first_chunk()?;
-    let gzip = header[..4] == [0x1f, 0x8b, 8, FEXTRA];
+    let gzip = header[..4] == [MAGIC[0], MAGIC[1], DEFLATE, FEXTRA];
     let bc = header[10..16] == [6, 0, b'B', b'C', 2, 0];
     let size = usize::from(u16::from_le_bytes([header[16], header[17]])) + 1;
     let member = bytes

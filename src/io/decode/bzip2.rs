@@ -37,10 +37,10 @@ use super::source::{Sniffed, reading};
 use super::{BUFFER, Failure, slices};
 
 /// A block's magic, π's digits.
-const BLOCK: u64 = 0x3141_5926_5359;
+pub(super) const BLOCK: u64 = 0x3141_5926_5359;
 
 /// A stream's end's magic, √π's digits.
-const END: u64 = 0x1772_4538_5090;
+pub(super) const END: u64 = 0x1772_4538_5090;
 
 /// Bits in a magic.
 const MAGIC_BITS: u64 = 48;
@@ -50,6 +50,19 @@ const END_BITS: u64 = MAGIC_BITS + 32;
 
 /// A stream's header: `BZh`, the digit, then a block's magic.
 const HEADER: usize = 4 + MAGIC_BITS as usize / 8;
+
+/// A stream's first bytes, `BZh`, the `level` digit (its blocks' size in 100 kB), and `magic`
+/// (a block's, or an empty stream's end's).
+pub(super) const fn stream_start(level: u8, magic: u64) -> [u8; HEADER] {
+    let magic = magic.to_be_bytes();
+    let mut start = [b'B', b'Z', b'h', level, 0, 0, 0, 0, 0, 0];
+    let mut at = 0;
+    while at < 6 {
+        start[4 + at] = magic[2 + at];
+        at += 1;
+    }
+    start
+}
 
 /// Whether `bytes` begin as a stream of blocks does: `BZh`, a digit from 1 to 9, a block's magic.
 /// An empty stream, its end's magic at once, is left to the one decoder.

@@ -2,10 +2,10 @@
 //! ([`sniff_file`]), a stream's as the decoder reads them ([`sniff_stream`]).
 
 use std::io::{self, Read};
-use std::os::unix::fs::FileExt;
 
 use super::source::{Undecoded, reading};
-use super::{Failure, Regular};
+use super::{Failure, Regular, bzip2, gzip, lz4, zstd};
+use crate::io::fd;
 
 /// What a source holds, by its first bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -106,30 +106,51 @@ fn lzma_fields(start: &[u8]) -> bool {
 /// little-endian. zstd and LZ4 share the range.
 const SKIPPABLE_HEADER: usize = 8;
 
-/// Every magic [`sniff`] knows. No two formats' magics agree on their common length, so the first
-/// bytes that tell one from the others decide. bzip2's `BZh` and level digit are followed by its
-/// first block's magic or, for an empty stream, its end-of-stream magic: 10 bytes that plain text
-/// beginning `BZh` is unlikely to hold.
+/// The first `N` bytes of `number`, little-endian: a magic as it lies at a stream's start.
+const fn le_bytes<const N: usize>(number: u64) -> [u8; N] {
+    let bytes = number.to_le_bytes();
+    let mut first = [0; N];
+    let mut at = 0;
+    while at < N {
+        first[at] = bytes[at];
+        at += 1;
+    }
+    first
+}
+
+/// A skippable frame's header with the `magic` given and every byte of its length `fill`.
+const fn skippable(magic: u64, fill: u8) -> [u8; SKIPPABLE_HEADER] {
+    let magic: [u8; 4] = le_bytes(magic);
+    [
+        magic[0], magic[1], magic[2], magic[3], fill, fill, fill, fill,
+    ]
+}
+
+/// Every magic [`sniff`] knows, each from its format's own file (xz's and compress's but for
+/// those, which only this file knows). No two formats' magics agree on their common length, so
+/// the first bytes that tell one from the others decide. bzip2's `BZh` and level digit are
+/// followed by its first block's magic or, for an empty stream, its end-of-stream magic: 10 bytes
+/// that plain text beginning `BZh` is unlikely to hold.
 const MAGICS: &[Magic] = &[
-    Magic::exact(&[0x1f, 0x8b], Format::Gzip),
-    Magic::exact(&[0x28, 0xb5, 0x2f, 0xfd], Format::Zstd),
+    Magic::exact(&gzip::MAGIC, Format::Gzip),
+    Magic::exact(&le_bytes::<4>(zstd::MAGIC), Format::Zstd),
     Magic::exact(&[0xfd, b'7', b'z', b'X', b'Z', 0x00], Format::Xz),
     Magic::between(
-        b"BZh1\x31\x41\x59\x26\x53\x59",
-        b"BZh9\x31\x41\x59\x26\x53\x59",
+        &bzip2::stream_start(b'1', bzip2::BLOCK),
+        &bzip2::stream_start(b'9', bzip2::BLOCK),
         Start::Format(Format::Bzip2),
     ),
     Magic::between(
-        b"BZh1\x17\x72\x45\x38\x50\x90",
-        b"BZh9\x17\x72\x45\x38\x50\x90",
+        &bzip2::stream_start(b'1', bzip2::END),
+        &bzip2::stream_start(b'9', bzip2::END),
         Start::Format(Format::Bzip2),
     ),
-    Magic::exact(&[0x04, 0x22, 0x4d, 0x18], Format::Lz4),
-    Magic::exact(&[0x02, 0x21, 0x4c, 0x18], Format::Lz4Legacy),
+    Magic::exact(&le_bytes::<4>(lz4::FRAME_MAGIC as u64), Format::Lz4),
+    Magic::exact(&le_bytes::<4>(lz4::LEGACY_MAGIC as u64), Format::Lz4Legacy),
     // Any length: `sniff` reads it from the header.
     Magic::between(
-        &[0x50, 0x2a, 0x4d, 0x18, 0x00, 0x00, 0x00, 0x00],
-        &[0x5f, 0x2a, 0x4d, 0x18, 0xff, 0xff, 0xff, 0xff],
+        &skippable(zstd::SKIPPABLE.start, 0x00),
+        &skippable(zstd::SKIPPABLE.end - 1, 0xff),
         Start::Skippable(0),
     ),
     Magic::exact(&[0x1f, 0x9d], Format::Compress),
@@ -187,11 +208,9 @@ pub fn sniff_file(source: &Regular) -> io::Result<Format> {
         let mut start = [0; LONGEST_MAGIC];
         let mut read = 0;
         while read < start.len() {
-            match file.read_at(&mut start[read..], at + read as u64) {
-                Ok(0) => break,
-                Ok(n) => read += n,
-                Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
-                Err(error) => return Err(error),
+            match fd::read_at(file, &mut start[read..], at + read as u64)? {
+                0 => break,
+                n => read += n,
             }
         }
         let format = match sniff(&start[..read], true) {
@@ -351,7 +370,11 @@ mod tests {
         assert_eq!(sniff_file(&regular(&file)).unwrap(), Format::Plain);
         std::fs::write(
             &path,
-            [&b"plain\n"[..], &zstd::encode_all(&b"z\n"[..], 3).unwrap()].concat(),
+            [
+                &b"plain\n"[..],
+                &::zstd::encode_all(&b"z\n"[..], 3).unwrap(),
+            ]
+            .concat(),
         )
         .unwrap();
         let mut file = File::open(&path).unwrap();

@@ -8,6 +8,12 @@
 //! the input ends inside, a bad CRC-32 or length, or anything after a member that does not
 //! begin another is a failure of decompressing.
 
+/// A member's magic (RFC 1952 §2.3.1).
+pub(super) const MAGIC: [u8; 2] = [0x1f, 0x8b];
+
+/// The compression method byte after it: deflate, the only one RFC 1952 defines.
+pub(super) const DEFLATE: u8 = 8;
+
 #[cfg(not(isal))]
 pub use flate2_members::GzipMembers;
 #[cfg(isal)]

@@ -15,12 +15,12 @@ use std::os::unix::fs::FileExt;
 
 use zstd::stream::raw::{Decoder, InBuffer, Operation, OutBuffer};
 
-use super::Failure;
 use super::bgzf::bgzip_member;
 use super::gzip::GzipMembers;
 use super::handoff::Out;
-use super::streams::incomplete_frame;
 use super::whole::WholeMember;
+use super::{Failure, incomplete_frame};
+use crate::io::fd::read_at;
 
 /// How a run of members, or a frame, ended short of a fault.
 pub(super) enum RunEnded {
@@ -188,17 +188,6 @@ impl Read for FileAt<'_> {
         })?;
         self.at += read as u64;
         Ok(read)
-    }
-}
-
-/// Reads into `buf` at `at`, as much as comes in one read (a signal's interruption waited out):
-/// 0 at the file's end.
-pub(super) fn read_at(source: &File, buf: &mut [u8], at: u64) -> io::Result<usize> {
-    loop {
-        match source.read_at(buf, at) {
-            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
-            read => return read,
-        }
     }
 }
 
