@@ -16,18 +16,17 @@
 //! bytes, told when they end.
 
 use std::collections::VecDeque;
-use std::fs::{Metadata, OpenOptions};
+use std::fs::Metadata;
 use std::num::NonZeroUsize;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread;
 
-use rustix::fs::OFlags;
-
 use crate::io::decode::{self, DecodedFile, Decoding, Format, Regular};
 use crate::io::fd;
+use crate::io::open::{self, Opening};
 use crate::io::sources::Source;
 
 /// The decodings ahead, in input order, one entry for each source after the one open that has
@@ -216,24 +215,16 @@ impl Started {
     }
 }
 
-/// Opens `path` (non-blocking, in case the name now leads to a FIFO: the open must never wait)
-/// and sniffs it, if it is a compressed regular file and not the output: the file, what it was,
-/// and its format.
+/// Opens `path` (never waiting: the name may now lead to a FIFO) and sniffs it, if it is a
+/// compressed regular file and not the output: the file, what it was, and its format.
 fn open(path: &Path, output: Option<(u64, u64)>) -> Option<(Regular, Identity, Format)> {
-    let file = OpenOptions::new()
-        .read(true)
-        .custom_flags(OFlags::NONBLOCK.bits() as i32)
-        .open(path)
-        .ok()?;
-    let metadata = file.metadata().ok()?;
-    let identity = Identity::of(&metadata)?;
-    if output == Some((identity.device, identity.inode)) {
+    let source = Source::File(path.to_path_buf());
+    let Opening::Regular(file, metadata, format) = open::open(&source, true, true).ok()? else {
         return None;
-    }
-    // Opened by name: read from its start.
-    let file = Regular::at(file, 0, metadata.len());
-    let format = decode::sniff_file(&file).ok()?;
-    (format != Format::Plain).then_some((file, identity, format))
+    };
+    let identity = Identity::of(&metadata)?;
+    let is_output = output == Some((identity.device, identity.inode));
+    (format != Format::Plain && !is_output).then_some((file, identity, format))
 }
 
 /// Starts decoding `path` ahead on a thread of its own, holding up to `buffers`, if it is a

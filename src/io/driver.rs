@@ -7,60 +7,34 @@
 //! ([`Ahead`]) and takes each at its FILE's turn, where a decoder would start, so that neither
 //! driver's loop knows of them.
 
-use std::fs::{File, Metadata};
-use std::io::{self, Seek};
+use std::fs::File;
+use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use crate::error::{Error, Failures};
 use crate::io::ahead::{Ahead, Started};
-use crate::io::decode::{self, DecodedFile, Decoding, Regular};
+use crate::io::decode::{self, DecodedFile, Decoding};
 use crate::io::fd;
+use crate::io::open::{self, Opening};
 use crate::io::sources::{How, Opened, Source, Sources, Step};
 
-/// Opens `source` for reading and finds what [`Sources::opened`] must know of it, with one
-/// `fstat`; a regular file to sniff comes back as a [`Regular`] too. Stdin is duplicated into a
-/// plain `File`, so reads go straight to the descriptor, unbuffered, in the sizes the caller asks
-/// for.
+/// Opens `source` for reading and finds what [`Sources::opened`] must know of it.
 fn open(
     source: &Source,
     output: Option<&fd::Output>,
     sniff: bool,
 ) -> io::Result<(Opening, Opened)> {
-    let file = match source {
-        Source::Stdin => io::stdin().as_fd().try_clone_to_owned().map(File::from)?,
-        Source::File(path) => File::open(path)?,
+    let opening = open::open(source, sniff, false)?;
+    let (metadata, format) = match &opening {
+        Opening::File(_, metadata) => (metadata, None),
+        Opening::Regular(_, metadata, format) => (metadata, Some(*format)),
     };
-    let metadata = file.metadata()?;
-    let is_output = output.is_some_and(|output| output.is_read_by(&metadata));
-    if !(sniff && metadata.is_file()) {
-        let opened = Opened {
-            regular: metadata.is_file(),
-            is_output,
-            format: None,
-        };
-        return Ok((Opening::File(file), opened));
-    }
-    // A FILE opened by name is at its start; stdin may be a file that something before read
-    // part of, and reading goes on from where it stopped.
-    let offset = match source {
-        Source::Stdin => (&file).stream_position()?,
-        Source::File(_) => 0,
-    };
-    let regular = Regular::at(file, offset, metadata.len());
     let opened = Opened {
-        regular: true,
-        is_output,
-        format: Some(decode::sniff_file(&regular)?),
+        regular: metadata.is_file(),
+        is_output: output.is_some_and(|output| output.is_read_by(metadata)),
+        format,
     };
-    Ok((Opening::Regular(regular, metadata), opened))
-}
-
-/// A source just opened: a regular file sniffed under `-z` keeps what was found of it for its
-/// decoder, and to tell whether its decoding ahead is of it.
-#[derive(Debug)]
-enum Opening {
-    File(File),
-    Regular(Regular, Metadata),
+    Ok((opening, opened))
 }
 
 /// The open source as a driver reads it: a handle to read (the source itself, or its decoder's
@@ -177,7 +151,7 @@ impl<F> Driver<F> {
     ) -> (Option<Reading<F>>, Option<Decoding>) {
         let started = match (opened, self.sources.how()) {
             (None, _) => return (None, None),
-            (Some(Opening::Regular(regular, metadata)), Some(How::Decoded(Some(format)))) => {
+            (Some(Opening::Regular(regular, metadata, _)), Some(How::Decoded(Some(format)))) => {
                 match ahead.and_then(|ahead| ahead.if_still(&metadata, format)) {
                     Some(decoded) => Ok(decoded),
                     None => decode::decode_file(
@@ -192,8 +166,8 @@ impl<F> Driver<F> {
             }
             (Some(opening), how) => {
                 let file = match opening {
-                    Opening::File(file) => file,
-                    Opening::Regular(regular, _) => regular.file,
+                    Opening::File(file, _) => file,
+                    Opening::Regular(regular, ..) => regular.file,
                 };
                 match how {
                     Some(How::Decoded(None)) => decode::decode(

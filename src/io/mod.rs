@@ -29,6 +29,7 @@ pub mod driver;
 pub mod fd;
 pub mod gather;
 pub mod input;
+mod open;
 pub mod output;
 pub mod ranges;
 pub mod sources;
