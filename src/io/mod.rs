@@ -221,11 +221,21 @@ pub(crate) mod testing {
     /// What `body` returns, run on a thread of its own; fails, naming `what`, if it takes past
     /// [`DEADLINE`]. A panic in `body` fails the test as its own.
     pub fn within<T: Send + 'static>(what: &str, body: impl FnOnce() -> T + Send + 'static) -> T {
+        within_for(DEADLINE, what, body)
+    }
+
+    /// [`within`] a `deadline` of the caller's: a short one for work in memory, so that a
+    /// decoder that loops for ever fails its test in seconds.
+    pub fn within_for<T: Send + 'static>(
+        deadline: Duration,
+        what: &str,
+        body: impl FnOnce() -> T + Send + 'static,
+    ) -> T {
         let (done, result) = mpsc::channel();
         let running = std::thread::spawn(move || done.send(body()));
-        match result.recv_timeout(DEADLINE) {
+        match result.recv_timeout(deadline) {
             Ok(result) => result,
-            Err(mpsc::RecvTimeoutError::Timeout) => panic!("{what}: no end within {DEADLINE:?}"),
+            Err(mpsc::RecvTimeoutError::Timeout) => panic!("{what}: no end within {deadline:?}"),
             Err(mpsc::RecvTimeoutError::Disconnected) => match running.join() {
                 Err(panic) => std::panic::resume_unwind(panic),
                 Ok(_) => unreachable!("the result was sent"),

@@ -26,7 +26,7 @@ mod isal_members {
     use std::sync::{Mutex, PoisonError};
 
     use isal_sys::igzip_lib::{
-        ISAL_DECOMP_OK, ISAL_GZIP, ISAL_INVALID_WRAPPER, inflate_state,
+        ISAL_DECOMP_OK, ISAL_GZIP, ISAL_INVALID_LOOKBACK, ISAL_INVALID_WRAPPER, inflate_state,
         isal_block_state_ISAL_BLOCK_FINISH, isal_block_state_ISAL_BLOCK_INPUT_DONE,
         isal_gzip_header, isal_gzip_header_init, isal_inflate, isal_inflate_init,
         isal_inflate_reset, isal_read_gzip_header,
@@ -158,6 +158,9 @@ mod isal_members {
     /// bytes are.
     const RESERVED_FLAGS: u32 = 0xe0;
 
+    /// The longest match deflate copies (RFC 1951 §3.2.5).
+    const MOST_MATCHED: usize = 258;
+
     /// A state kept between decoders.
     struct KeptState(Box<inflate_state>);
 
@@ -260,6 +263,13 @@ mod isal_members {
                     (code, read, decoded)
                 };
                 self.input.consume(read);
+                // ISA-L writes a match's bytes before it finds the distance reaches back past the
+                // start (bytes from its own tables, which zlib never hands on): the last match's
+                // are not handed on, and a few before it may go with them.
+                let decoded = match code {
+                    ISAL_INVALID_LOOKBACK => decoded.saturating_sub(MOST_MATCHED),
+                    _ => decoded,
+                };
                 if code != ISAL_DECOMP_OK as i32 {
                     let fault = fault(code);
                     if decoded == 0 {
@@ -287,9 +297,37 @@ mod isal_members {
     #[cfg(test)]
     mod tests {
         use std::io::{BufReader, Read};
+        use std::sync::PoisonError;
 
-        use super::GzipMembers;
+        use super::{GzipMembers, SPARE_STATES, STATES_KEPT, inflate_state};
         use crate::io::testing::gzip;
+
+        /// How many states are kept, and whether `state` is among them.
+        fn kept(state: *const inflate_state) -> (usize, bool) {
+            let spare = SPARE_STATES.lock().unwrap_or_else(PoisonError::into_inner);
+            let among = spare.iter().any(|kept| std::ptr::eq(&*kept.0, state));
+            (spare.len(), among)
+        }
+
+        /// A decoder's state is kept for the next when it ends, and at most [`STATES_KEPT`] are
+        /// kept. Other tests take and keep states meanwhile: a state dropped is looked for in
+        /// three tries, and many dropped at once must leave no more than the most.
+        #[test]
+        fn an_ended_decoders_state_is_kept_for_the_next() {
+            let found = (0..3).any(|_| {
+                let members = GzipMembers::all(&b""[..]);
+                let state: *const inflate_state = &**members.state;
+                drop(members);
+                kept(state).1
+            });
+            assert!(found, "not kept");
+            let many: Vec<_> = (0..STATES_KEPT + 2)
+                .map(|_| GzipMembers::all(&b""[..]))
+                .collect();
+            drop(many);
+            let (count, _) = kept(std::ptr::null());
+            assert!(count <= STATES_KEPT, "{count} kept");
+        }
 
         /// The state's pointers into a call's input and output point at nothing once `read`
         /// returns, whichever way: with bytes, at a fault, at the end, at input cut short; so
@@ -366,12 +404,13 @@ mod flate2_members {
 #[cfg(test)]
 mod tests {
     use std::io::{BufReader, Read};
+    use std::time::Duration;
 
     use flate2::Compression;
     use flate2::write::GzEncoder;
 
     use super::GzipMembers;
-    use crate::io::testing::gzip;
+    use crate::io::testing::{gzip, within_for};
 
     /// What zlib (flate2's `MultiGzDecoder`, the reference) makes of `bytes`: its bytes, and
     /// whether it found them whole.
@@ -384,17 +423,23 @@ mod tests {
     }
 
     /// What `GzipMembers::all` makes of `bytes`, read through a buffer of `capacity` bytes into
-    /// reads of `most`: its bytes, and how it ended.
+    /// reads of `most`: its bytes, and how it ended. A decoder that loops for ever, or decodes
+    /// more than deflate can (1,032 bytes a byte), fails in seconds rather than hanging.
     fn decoded(bytes: &[u8], capacity: usize, most: usize) -> (Vec<u8>, std::io::Result<()>) {
-        let mut members = GzipMembers::all(BufReader::with_capacity(capacity, bytes));
-        let (mut out, mut buf) = (Vec::new(), vec![0; most]);
-        loop {
-            match members.read(&mut buf) {
-                Ok(0) => return (out, Ok(())),
-                Ok(n) => out.extend_from_slice(&buf[..n]),
-                Err(error) => return (out, Err(error)),
+        let bytes = bytes.to_vec();
+        within_for(Duration::from_secs(10), "decoding", move || {
+            let most_decoded = 1032 * bytes.len() + (1 << 16);
+            let mut members = GzipMembers::all(BufReader::with_capacity(capacity, &bytes[..]));
+            let (mut out, mut buf) = (Vec::new(), vec![0; most]);
+            loop {
+                match members.read(&mut buf) {
+                    Ok(0) => return (out, Ok(())),
+                    Ok(n) => out.extend_from_slice(&buf[..n]),
+                    Err(error) => return (out, Err(error)),
+                }
+                assert!(out.len() <= most_decoded, "more decoded than deflate makes");
             }
-        }
+        })
     }
 
     /// Lines of text, `lines` of them.
@@ -510,21 +555,81 @@ mod tests {
         }
     }
 
-    /// CONTRACT §12.3: a member cut short says where, as zlib says it: in its deflate data, or in its trailer.
+    /// CONTRACT §12.3: a member cut short says where, as zlib says it: in its deflate data, or in
+    /// its header or trailer. Cut at every byte of its trailer and the bytes before it, where
+    /// ISA-L has decoded the last block but not read the trailer, and in its header.
     #[test]
     fn a_cut_member_says_where_it_was_cut() {
         let member = gzip(&text(2000));
-        let in_blocks = decoded(&member[..member.len() / 2], 1 << 16, 1 << 16)
-            .1
-            .unwrap_err();
-        let in_trailer = decoded(&member[..member.len() - 3], 1 << 16, 1 << 16)
-            .1
-            .unwrap_err();
-        let in_header = decoded(&member[..5], 1 << 16, 1 << 16).1.unwrap_err();
-        assert_eq!(in_blocks.to_string(), "incomplete deflate stream");
-        assert_eq!(in_trailer.kind(), std::io::ErrorKind::UnexpectedEof);
-        assert_eq!(in_header.kind(), std::io::ErrorKind::UnexpectedEof);
-        assert_ne!(in_trailer.to_string(), "incomplete deflate stream");
+        let words = |error: std::io::Error| (error.kind(), error.to_string());
+        let cuts = (1..=12)
+            .map(|back| member.len() - back)
+            .chain([member.len() / 2, 5]);
+        for cut in cuts {
+            let cut = &member[..cut];
+            let mut zlib = flate2::read::MultiGzDecoder::new(cut);
+            let want = words(zlib.read_to_end(&mut Vec::new()).unwrap_err());
+            for capacity in [1 << 16, 7] {
+                let said = words(decoded(cut, capacity, 1 << 16).1.unwrap_err());
+                assert_eq!(
+                    said,
+                    want,
+                    "cut {} bytes short, {capacity}",
+                    member.len() - cut.len()
+                );
+            }
+        }
+    }
+
+    /// Bits packed as deflate packs them: each field's `value` of `width` bits from its lowest
+    /// bit, but a Huffman code (`code`) from its highest.
+    fn deflate(fields: &[(u32, u32, bool)]) -> Vec<u8> {
+        let mut bits = Vec::new();
+        for &(value, width, code) in fields {
+            for bit in 0..width {
+                let shift = if code { width - 1 - bit } else { bit };
+                bits.push(value >> shift & 1 == 1);
+            }
+        }
+        let byte = |bits: &[bool]| {
+            bits.iter()
+                .rev()
+                .fold(0, |byte, &bit| byte << 1 | u8::from(bit))
+        };
+        bits.chunks(8).map(byte).collect()
+    }
+
+    /// CONTRACT §12.3: each fault ISA-L finds is told in its own words, after no bytes: a block
+    /// of the reserved type, a symbol no fixed code decodes to (286), a distance back past the
+    /// start (a length of 3, then distance code 0: one byte back, where none was), and a method
+    /// that is not deflate.
+    #[test]
+    fn each_fault_is_told_in_its_own_words() {
+        let header = [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3];
+        let (last, fixed) = ((1, 1, false), (1, 2, false));
+        let faults = [
+            (deflate(&[last, (3, 2, false)]), "invalid deflate block"),
+            (
+                deflate(&[last, fixed, (0b1100_0110, 8, true)]),
+                "invalid deflate symbol",
+            ),
+            (
+                deflate(&[last, fixed, (1, 7, true), (0, 5, true)]),
+                "invalid lookback distance",
+            ),
+        ];
+        for (blocks, words) in faults {
+            let member = [&header[..], &blocks, &[0; 16]].concat();
+            let (out, ended) = decoded(&member, 1 << 16, 1 << 16);
+            assert_eq!(
+                (out.len(), ended.unwrap_err().to_string()),
+                (0, words.to_string())
+            );
+        }
+        let mut method = gzip(b"a line\n");
+        method[2] = 7;
+        let ended = decoded(&method, 1 << 16, 1 << 16).1.unwrap_err();
+        assert_eq!(ended.to_string(), "unsupported compression method");
     }
 
     proptest::proptest! {
