@@ -390,16 +390,15 @@ mod tests {
     /// Everything `source` decodes to, and how decoding ended: through the pipe when `format`
     /// is `None`, in buffers when it is known.
     pub(super) fn decoded(source: File, format: Option<Format>) -> (Vec<u8>, Result<(), Failure>) {
-        let mut out = Vec::new();
-        let decoding = match format {
-            None => {
+        let Some(format) = format else {
+            return testing::within("decoding a stream", move || {
+                let mut out = Vec::new();
                 let (mut pipe, decoding) = decode(source, ONE).unwrap();
                 pipe.read_to_end(&mut out).unwrap();
-                decoding
-            }
-            Some(format) => return decoded_file(source, format, NonZeroUsize::MIN),
+                (out, decoding.finish())
+            });
         };
-        (out, decoding.finish())
+        decoded_file(source, format, NonZeroUsize::MIN)
     }
 
     /// Everything the regular file `source` decodes to, in buffers, with up to `threads`
@@ -419,7 +418,9 @@ mod tests {
         threads: NonZeroUsize,
         here: u64,
     ) -> (Vec<u8>, Result<(), Failure>) {
-        drained(decode_file(regular(source), format, BUFFERS, threads, here).unwrap())
+        testing::within("decoding a file", move || {
+            drained(decode_file(regular(source), format, BUFFERS, threads, here).unwrap())
+        })
     }
 
     /// Every decoded byte of a decoded file, and how decoding ended.

@@ -198,6 +198,7 @@ mod tests {
     use super::super::handoff::{Filling, Kept};
     use super::super::tests::{bgzf_member, decoded_file, file_of, random, reason, streamed, text};
     use super::*;
+    use crate::io::testing::within;
 
     /// What [`decode_frame`] makes of the frame the walk found at `frame` in a file of `bytes`:
     /// the bytes it hands on, and how it ends.
@@ -256,21 +257,23 @@ mod tests {
     /// What [`decode_members`] hands on of a run of `members`: the decoded bytes, and the
     /// failure's reason or the offset the rest is left at, if any.
     fn run_decoded(members: &[u8]) -> (Vec<u8>, Option<String>) {
-        let mut out = Filling::new(Kept::new(usize::MAX));
-        let (mut whole, run) = (WholeMember::new(), 0..members.len() as u64);
-        let source = file_of(members);
-        let ended = decode_members(&source, run, whole.as_mut(), &mut Vec::new(), &mut out);
-        out.flush();
-        let decoded = (out.buffers.buffers.iter())
-            .flat_map(|buffer| buffer.held())
-            .copied();
-        let ended = match ended {
-            Ok(RunEnded::Whole) => None,
-            Ok(RunEnded::Rest(at)) => Some(format!("rest at {at}")),
-            Ok(RunEnded::ReaderGone) => Some("reader gone".to_owned()),
-            Err(failure) => Some(reason(Err(failure))),
-        };
-        (decoded.collect(), ended)
+        let (run, source) = (0..members.len() as u64, file_of(members));
+        within("a run's decoding", move || {
+            let mut out = Filling::new(Kept::new(usize::MAX));
+            let mut whole = WholeMember::new();
+            let ended = decode_members(&source, run, whole.as_mut(), &mut Vec::new(), &mut out);
+            out.flush();
+            let decoded = (out.buffers.buffers.iter())
+                .flat_map(|buffer| buffer.held())
+                .copied();
+            let ended = match ended {
+                Ok(RunEnded::Whole) => None,
+                Ok(RunEnded::Rest(at)) => Some(format!("rest at {at}")),
+                Ok(RunEnded::ReaderGone) => Some("reader gone".to_owned()),
+                Err(failure) => Some(reason(Err(failure))),
+            };
+            (decoded.collect(), ended)
+        })
     }
 
     /// A run's members are decoded whole until the first that libdeflate cannot decode whole,
