@@ -67,10 +67,11 @@ pub(super) const fn stream_start(level: u8, magic: u64) -> [u8; HEADER] {
 /// Whether `bytes` begin as a stream of blocks does: `BZh`, a digit from 1 to 9, a block's magic.
 /// An empty stream, its end's magic at once, is left to the one decoder.
 fn begins_stream(bytes: &[u8]) -> bool {
-    bytes.len() >= HEADER
-        && bytes.starts_with(b"BZh")
-        && matches!(bytes[3], b'1'..=b'9')
-        && bits(bytes, 32, MAGIC_BITS as u32) == BLOCK
+    let level = bytes
+        .get(3)
+        .copied()
+        .filter(|level| (b'1'..=b'9').contains(level));
+    level.is_some_and(|level| bytes.starts_with(&stream_start(level, BLOCK)))
 }
 
 /// The most compressed bytes a block can take (900 kB of symbols, each at most 20 bits, with the

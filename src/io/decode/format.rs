@@ -4,7 +4,8 @@
 use std::io::{self, Read};
 
 use super::source::{Undecoded, reading};
-use super::{Failure, Regular, bzip2, gzip, lz4, zstd};
+use super::zstd::{self, SKIPPABLE_HEADER};
+use super::{Failure, Regular, bzip2, gzip, lz4};
 use crate::io::fd;
 
 /// What a source holds, by its first bytes.
@@ -101,10 +102,6 @@ fn lzma_fields(start: &[u8]) -> bool {
     let size = size.iter().all(|&byte| byte == 0xff) || size.get(4..).is_none_or(below_256_gib);
     properties && dictionary && size
 }
-
-/// A skippable frame's header: a magic `0x184D2A50` to `0x184D2A5F` and its content's length, both
-/// little-endian. zstd and LZ4 share the range.
-const SKIPPABLE_HEADER: usize = 8;
 
 /// The first `N` bytes of `number`, little-endian: a magic as it lies at a stream's start.
 const fn le_bytes<const N: usize>(number: u64) -> [u8; N] {

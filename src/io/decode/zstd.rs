@@ -16,10 +16,13 @@ pub(super) const MAGIC: u64 = 0xfd2f_b528;
 /// A skippable frame's magics (zstd's and LZ4's): `0x184D2A50` to `0x184D2A5F`.
 pub(super) const SKIPPABLE: Range<u64> = 0x184d_2a50..0x184d_2a60;
 
-/// Where the skippable frame at `at` ends: after its 8-byte header and the length its header
-/// gives.
+/// A skippable frame's header: its magic (one of [`SKIPPABLE`]) and its content's length, both
+/// 4 bytes, little-endian.
+pub(super) const SKIPPABLE_HEADER: usize = 8;
+
+/// Where the skippable frame at `at` ends: after its header and the length its header gives.
 pub(super) fn skippable_end(at: u64, number: impl Fn(u64, usize) -> Option<u64>) -> Option<u64> {
-    Some(at + 8 + number(at + 4, 4)?)
+    Some(at + SKIPPABLE_HEADER as u64 + number(at + 4, 4)?)
 }
 
 /// Where the zstd frame at `start` ends, or `None` where a decoder of its own could not decode it
