@@ -54,6 +54,7 @@ mod pool;
 mod pump;
 pub(crate) mod slices;
 mod source;
+mod spares;
 mod streams;
 mod walk;
 mod whole;

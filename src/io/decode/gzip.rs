@@ -23,7 +23,6 @@ pub use isal_members::GzipMembers;
 mod isal_members {
     use std::io::{self, BufRead, Read};
     use std::mem::ManuallyDrop;
-    use std::sync::{Mutex, PoisonError};
 
     use isal_sys::igzip_lib::{
         ISAL_DECOMP_OK, ISAL_GZIP, ISAL_INVALID_LOOKBACK, ISAL_INVALID_WRAPPER, inflate_state,
@@ -31,6 +30,8 @@ mod isal_members {
         isal_gzip_header, isal_gzip_header_init, isal_inflate, isal_inflate_init,
         isal_inflate_reset, isal_read_gzip_header,
     };
+
+    use crate::io::decode::spares::Spares;
 
     /// gzip members decoded by ISA-L's stateful inflate, which checks each member's CRC-32 and
     /// length; what it does not do is done here: going on to the next member, and telling an
@@ -108,16 +109,19 @@ mod isal_members {
         fn drop(&mut self) {
             // SAFETY: the state is taken once, here, and never used again.
             let state = unsafe { ManuallyDrop::take(&mut self.state) };
-            let mut spare = SPARE_STATES.lock().unwrap_or_else(PoisonError::into_inner);
-            if spare.len() < STATES_KEPT {
-                spare.push(KeptState(state));
-            }
+            SPARE_STATES.keep(KeptState(state), STATE_SIZE);
         }
     }
 
-    /// ISA-L states of decoders that have ended, kept for the next: a directory of small FILEs
-    /// makes one, not one a FILE.
-    static SPARE_STATES: Mutex<Vec<KeptState>> = Mutex::new(Vec::new());
+    /// ISA-L states of decoders that have ended, kept for the next: at most [`STATES_KEPT`],
+    /// more than the decoders that run at once on the machines here.
+    static SPARE_STATES: Spares<KeptState> = Spares::new(STATES_KEPT * STATE_SIZE);
+
+    /// The most states kept.
+    const STATES_KEPT: usize = 8;
+
+    /// The bytes a state holds.
+    const STATE_SIZE: usize = size_of::<inflate_state>();
 
     /// ISA-L's state pointing into one call's input and output: the pointers are cleared when
     /// this drops, on every way out of the call, so that no state is left, or kept spare,
@@ -167,17 +171,10 @@ mod isal_members {
     // SAFETY: a kept state's pointers point at nothing: each call's are cleared when it returns.
     unsafe impl Send for KeptState {}
 
-    /// The most states kept: more than the decoders that run at once on the machines here.
-    const STATES_KEPT: usize = 8;
-
     /// A state ready for a first member: one kept, or one made, zeroed, then set up as ISA-L sets
     /// one up (`isal_inflate_init`).
     fn state() -> Box<inflate_state> {
-        let kept = SPARE_STATES
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .pop()
-            .map(|kept| kept.0);
+        let kept = SPARE_STATES.take().map(|kept| kept.0);
         // SAFETY: `inflate_state` is a C struct of integers, arrays of them and raw pointers,
         // every one of them valid at zero.
         let mut state = kept.unwrap_or_else(|| unsafe { Box::new_zeroed().assume_init() });
@@ -297,16 +294,14 @@ mod isal_members {
     #[cfg(test)]
     mod tests {
         use std::io::{BufReader, Read};
-        use std::sync::PoisonError;
 
-        use super::{GzipMembers, SPARE_STATES, STATES_KEPT, inflate_state};
+        use super::{GzipMembers, SPARE_STATES, STATE_SIZE, STATES_KEPT, inflate_state};
         use crate::io::testing::gzip;
 
         /// How many states are kept, and whether `state` is among them.
         fn kept(state: *const inflate_state) -> (usize, bool) {
-            let spare = SPARE_STATES.lock().unwrap_or_else(PoisonError::into_inner);
-            let among = spare.iter().any(|kept| std::ptr::eq(&*kept.0, state));
-            (spare.len(), among)
+            let among = SPARE_STATES.any(|kept| std::ptr::eq(&*kept.0, state));
+            (SPARE_STATES.bytes() / STATE_SIZE, among)
         }
 
         /// A decoder's state is kept for the next when it ends, and at most [`STATES_KEPT`] are

@@ -5,50 +5,31 @@
 
 use std::fs::File;
 use std::io::Write;
-use std::sync::LazyLock;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crossbeam_channel::{Receiver, Sender, bounded};
+use crossbeam_channel::{Receiver, Sender};
 use memchr::memrchr;
 
+use super::spares::Spares;
 use super::{BUFFER, DECODED_HELD};
 
 /// Buffers whose decoding has ended, kept for the next decoding instead of freed, room for at
-/// most [`DECODED_HELD`] bytes among them ([`SPARE_HELD`]). A buffer made afresh costs a page fault for each of its pages: with
-/// eight FILEs decoded ahead on two cores, each decoder ahead making its share of buffers anew
-/// took 0.06-0.08 s of system time beside 0.18 s of decoding (27,000 page faults against
-/// 2,600), more than decoding ahead gained.
-static SPARE: LazyLock<Channel> = LazyLock::new(|| bounded(DECODED_HELD / BUFFER));
+/// most [`DECODED_HELD`] bytes among them, counted by capacity: counting buffers alone let the
+/// spares hold twice that, as a buffer handed back may have grown to [`MOST_KEPT`]. A buffer
+/// made afresh costs a page fault for each of its pages: with eight FILEs decoded ahead on two
+/// cores, each decoder ahead making its share of buffers anew took 0.06-0.08 s of system time
+/// beside 0.18 s of decoding (27,000 page faults against 2,600), more than decoding ahead gained.
+static SPARE: Spares<Vec<u8>> = Spares::new(DECODED_HELD);
 
 /// The most a buffer handed to a decoder holds room for: a [`BUFFER`] and what a chunk reading
 /// one grows by.
 const MOST_KEPT: usize = 2 * BUFFER;
 
-/// Both ends of a channel of buffers.
-type Channel = (Sender<Vec<u8>>, Receiver<Vec<u8>>);
-
-/// The bytes the spare buffers have room for. Counting buffers alone let the spares hold twice
-/// [`DECODED_HELD`]: a buffer handed back may have grown to [`MOST_KEPT`].
-static SPARE_HELD: AtomicUsize = AtomicUsize::new(0);
-
 /// Keeps `buffer` for the next decoding, if it is one of ours and room is left.
 pub(super) fn spare(buffer: Vec<u8>) {
     let size = buffer.capacity();
-    if size < BUFFER {
-        return;
+    if size >= BUFFER {
+        SPARE.keep(buffer, size);
     }
-    let held = SPARE_HELD.fetch_add(size, Ordering::Relaxed);
-    let kept = held.saturating_add(size) <= DECODED_HELD && SPARE.0.try_send(buffer).is_ok();
-    if !kept {
-        SPARE_HELD.fetch_sub(size, Ordering::Relaxed);
-    }
-}
-
-/// A spare buffer, where one is kept.
-fn take_spare() -> Option<Vec<u8>> {
-    let buffer = SPARE.1.try_recv().ok()?;
-    SPARE_HELD.fetch_sub(buffer.capacity(), Ordering::Relaxed);
-    Some(buffer)
 }
 
 /// Decoded bytes: the first `len` of `bytes`. A buffer stays as long as it was made (a
@@ -381,7 +362,7 @@ impl Buffers for ToReader {
             Ok(buffer) => Some(buffer),
             Err(_) if self.made < self.most => {
                 self.made += 1;
-                Some(take_spare().unwrap_or_default())
+                Some(SPARE.take().unwrap_or_default())
             }
             // The reader may be waiting for those held to hand any back.
             Err(_) => self.send_unsent().then(|| self.empty.recv().ok())?,
@@ -427,7 +408,7 @@ impl Kept {
 impl Buffers for Kept {
     fn empty(&mut self) -> Option<Vec<u8>> {
         self.overflowed = self.buffers.len() == self.most;
-        (!self.overflowed).then(|| take_spare().unwrap_or_default())
+        (!self.overflowed).then(|| SPARE.take().unwrap_or_default())
     }
 
     fn full(&mut self, decoded: Decoded) -> bool {
@@ -438,6 +419,8 @@ impl Buffers for Kept {
 
 #[cfg(test)]
 mod tests {
+    use crossbeam_channel::bounded;
+
     use super::*;
 
     /// DECOMPRESS.md (spare buffers): the spares have room for at most [`DECODED_HELD`] bytes,
@@ -450,7 +433,7 @@ mod tests {
         for _ in 0..2 * DECODED_HELD / BUFFER {
             spare(Vec::with_capacity(size));
         }
-        let ours = std::iter::from_fn(take_spare)
+        let ours = std::iter::from_fn(|| SPARE.take())
             .filter(|buffer| buffer.capacity() == size)
             .count();
         assert!(ours > 0, "none kept");
