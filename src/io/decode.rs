@@ -52,12 +52,12 @@ mod lz4;
 mod parts;
 mod pool;
 mod pump;
+mod sized;
 pub(crate) mod slices;
 mod source;
 mod spares;
 mod streams;
 mod walk;
-mod whole;
 mod zstd;
 
 pub use format::{Format, sniff_file};
@@ -162,7 +162,7 @@ pub fn decode(source: File, threads: NonZeroUsize) -> io::Result<(File, Decoding
 }
 
 /// Starts decoding a regular file that holds `format` (sniffed with [`sniff_file`]): where it
-/// holds at most `here` bytes from its offset on, whole on this thread (`decode_whole`), else on a
+/// holds at most `here` bytes from its offset on, whole on this thread (`decode_here`), else on a
 /// thread of its own, holding at most `buffers` decoded buffers (at least one) that the reader has not
 /// taken, with up to `threads` decoders where its parts decode apart (zstd frames, BGZF members,
 /// an xz stream's blocks; CONTRACT §12.4): returns its decoded bytes, handed over in memory and in
@@ -175,7 +175,7 @@ pub fn decode_file(
     here: u64,
 ) -> io::Result<(DecodedFile, Decoding)> {
     let source = match source.len <= here {
-        true => match decode_whole(source, format)? {
+        true => match decode_here(source, format)? {
             Ok(whole) => return Ok(whole.handed_over()),
             Err(file) => file,
         },
@@ -197,7 +197,7 @@ pub fn decode_file(
     Ok((DecodedFile::new(full, to_decoder), decoding))
 }
 
-/// The most compressed bytes of a regular file decoded whole (`decode_whole`), on the reader's
+/// The most compressed bytes of a regular file decoded whole (`decode_here`), on the reader's
 /// thread at its turn or on one thread ahead of it ([`ahead`](crate::io::ahead)): a thread of its
 /// own, its channels and their hand-offs cost more than decoding this much, about 2 ms of ISA-L's.
 pub const DECODED_HERE: u64 = 256 << 10;
@@ -214,12 +214,12 @@ pub const QUEUED: usize = DECODED_HELD / (KEPT_HERE * BUFFER);
 
 /// A small file decoded whole: its decoded buffers and how decoding ended.
 #[derive(Debug)]
-struct Whole {
+struct DecodedHere {
     kept: Vec<Decoded>,
     ended: Result<(), Failure>,
 }
 
-impl Whole {
+impl DecodedHere {
     /// The buffers handed to a reader as a decoding thread's come, and how decoding ended.
     fn handed_over(self) -> (DecodedFile, Decoding) {
         let (to_reader, full) = bounded(self.kept.len().max(1));
@@ -238,7 +238,7 @@ impl Whole {
 /// decoding, not a thread and hand-offs (a thousand FILEs of 8 KB took longer than `zcat` on
 /// them). Where it decodes to more than [`KEPT_HERE`] buffers, the file is handed back, its
 /// offset where it was.
-fn decode_whole(source: Regular, format: Format) -> io::Result<Result<Whole, File>> {
+fn decode_here(source: Regular, format: Format) -> io::Result<Result<DecodedHere, File>> {
     let Regular { file, offset, len } = source;
     let mut out = Filling::new(Kept::new(KEPT_HERE));
     // Read in one piece; by one decoder, which decodes BGZF members and zstd frames alike.
@@ -249,7 +249,7 @@ fn decode_whole(source: Regular, format: Format) -> io::Result<Result<Whole, Fil
     let ended = decoded_into(&mut out, |out| run(reading, Some(format), ONE, out));
     let kept = std::mem::take(&mut out.buffers.buffers);
     if !out.buffers.overflowed {
-        return Ok(Ok(Whole { kept, ended }));
+        return Ok(Ok(DecodedHere { kept, ended }));
     }
     kept.into_iter().for_each(|decoded| spare(decoded.bytes));
     // `run` has dropped its share: the file is whole again (a panic caught there dropped it as it

@@ -183,7 +183,7 @@ impl RangedInput for FileInput {
 /// next is taken too: the reading thread then moves no decoded bytes. Copying them all was about
 /// a third of its time, on the core it shares with the workers while the decoder has the other.
 fn adopt_decoded(decoded: &mut DecodedFile, size: usize, held: &mut Chunk) -> Piece {
-    let Some(len) = decoded.whole_buffer() else {
+    let Some(len) = decoded.unread_buffer() else {
         return Piece::Stream;
     };
     if len < size / 2 || len > size {

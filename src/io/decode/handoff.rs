@@ -127,11 +127,11 @@ impl DecodedFile {
 
     /// How many decoded bytes the next buffer holds if none of them has been read yet, waiting
     /// for it once the last is read: `None` when part of it has been read, or at the end.
-    pub fn whole_buffer(&mut self) -> Option<usize> {
+    pub fn unread_buffer(&mut self) -> Option<usize> {
         (self.has_unread() && self.at == 0).then_some(self.buffer.len)
     }
 
-    /// Hands the buffer that [`whole_buffer`](Self::whole_buffer) found to `take`, its storage and
+    /// Hands the buffer that [`unread_buffer`](Self::unread_buffer) found to `take`, its storage and
     /// how many of its first bytes are decoded, without copying them; the storage `take` returns
     /// goes to the decoder in its place, so that the decoder has as many buffers to decode into.
     pub fn exchange(&mut self, take: impl FnOnce(Vec<u8>, usize) -> Vec<u8>) {
@@ -386,7 +386,7 @@ impl Drop for ToReader {
 }
 
 /// A small file's decoded bytes, kept whole in memory: at most `most` buffers, after which there
-/// is no more room, as if the reader had gone ([`decode_whole`](super::decode_whole)).
+/// is no more room, as if the reader had gone ([`decode_here`](super::decode_here)).
 pub(super) struct Kept {
     pub(super) buffers: Vec<Decoded>,
     most: usize,
@@ -559,7 +559,7 @@ mod tests {
             }
         };
         let take_whole = |decoded: &mut DecodedFile| {
-            assert_eq!(decoded.whole_buffer(), Some(5));
+            assert_eq!(decoded.unread_buffer(), Some(5));
             decoded.exchange(|bytes, _| bytes);
             decoded.is_behind()
         };
@@ -600,7 +600,7 @@ mod tests {
         for (storage, given) in [(BUFFER, BUFFER), (4 * BUFFER, 0)] {
             let bytes = b"line\n".to_vec();
             to_reader.send(Decoded { bytes, len: 5 }).unwrap();
-            assert_eq!(decoded.whole_buffer(), Some(5));
+            assert_eq!(decoded.unread_buffer(), Some(5));
             decoded.exchange(|bytes, len| {
                 assert_eq!(&bytes[..len], b"line\n");
                 Vec::with_capacity(storage)

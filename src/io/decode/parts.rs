@@ -1,7 +1,7 @@
 //! One part of a regular file decoded into pieces, by one decoder of the pool
 //! ([`pool`](super::pool)) or by the one thread of a file of BGZF members: a zstd frame by
 //! libzstd's raw decoder, or a run of BGZF members. A member with `bgzip`'s own header is decoded
-//! whole by libdeflate ([`WholeMember`]), into the piece, when it decodes whole and exactly; from
+//! whole by libdeflate ([`SizedMember`]), into the piece, when it decodes whole and exactly; from
 //! the first one that does not, flate2's `GzDecoder`, the decoder inside the one-decoder path's
 //! `MultiGzDecoder`, decodes the run's members, so faults read the same. A part that ends
 //! elsewhere than the walk found (a member whose deflate data ends elsewhere than its `BC` size
@@ -18,7 +18,7 @@ use zstd::stream::raw::{Decoder, InBuffer, Operation, OutBuffer};
 use super::bgzf::bgzip_member;
 use super::gzip::GzipMembers;
 use super::handoff::Out;
-use super::whole::WholeMember;
+use super::sized::SizedMember;
 use super::{Failure, incomplete_frame};
 use crate::io::fd::read_at;
 
@@ -97,21 +97,21 @@ pub(super) fn decode_frame(
 /// member after member from where the last ended, as the one decoder would decode them there;
 /// says where the last ended if elsewhere than `members`' end, for the one decoder to go on from.
 ///
-/// Members with `bgzip`'s own header are decoded by `whole` (where there is one) from `input`,
+/// Members with `bgzip`'s own header are decoded by `sized` (where there is one) from `input`,
 /// which the members are read into, straight into `out`'s room; from the first member it does
 /// not decode whole (another header, a size or trailer that does not hold, damage) flate2's
 /// `GzDecoder` decodes them, so that what is wrong reads as the one decoder would say it.
 pub(super) fn decode_members(
     source: &File,
     members: Range<u64>,
-    whole: Option<&mut WholeMember>,
+    sized: Option<&mut SizedMember>,
     input: &mut Vec<u8>,
     out: &mut impl Out,
 ) -> Result<RunEnded, Failure> {
     let mut at = members.start;
     input.resize((members.end - members.start) as usize, 0);
     // A read that fails, or finds the file shrunk, is left to `GzDecoder`'s reads to tell.
-    if let Some(whole) = whole
+    if let Some(sized) = sized
         && source.read_exact_at(input, members.start).is_ok()
     {
         let mut rest = &input[..];
@@ -124,7 +124,7 @@ pub(super) fn decode_members(
             let Some(room) = out.room() else {
                 return Ok(RunEnded::ReaderGone);
             };
-            if !whole.decode(member, &mut room[..size]) {
+            if !sized.decode(member, &mut room[..size]) {
                 break;
             }
             if !out.filled(size) {
@@ -260,8 +260,8 @@ mod tests {
         let (run, source) = (0..members.len() as u64, file_of(members));
         within("a run's decoding", move || {
             let mut out = Filling::new(Kept::new(usize::MAX));
-            let mut whole = WholeMember::new();
-            let ended = decode_members(&source, run, whole.as_mut(), &mut Vec::new(), &mut out);
+            let mut sized = SizedMember::new();
+            let ended = decode_members(&source, run, sized.as_mut(), &mut Vec::new(), &mut out);
             out.flush();
             let decoded = (out.buffers.buffers.iter())
                 .flat_map(|buffer| buffer.held())

@@ -29,10 +29,10 @@ use zstd::stream::raw::Decoder;
 
 use super::handoff::{Buffers, BuffersOut, Decoded, Filling, Out};
 use super::parts::{RunEnded, decode_frame, decode_members};
+use super::sized::SizedMember;
 use super::source::Undecoded;
 use super::streams::run;
 use super::walk::{Part, Parts, Walk};
-use super::whole::WholeMember;
 use super::{BUFFER, Failure, ONE, caught};
 
 /// The pool's limits for each kind of part.
@@ -157,11 +157,11 @@ pub(super) fn decode_alone(source: File, parts: Parts, out: &mut impl Out) -> Re
     let Some(mut walk) = walk.filter(|_| matches!(parts, Parts::Bgzf)) else {
         return run(Undecoded::new(source), Some(parts.format()), ONE, out);
     };
-    let (mut whole, mut input) = (WholeMember::new(), Vec::new());
+    let (mut sized, mut input) = (SizedMember::new(), Vec::new());
     loop {
         match walk.next(&source) {
             Part::Frame(members) => {
-                match decode_members(&source, members, whole.as_mut(), &mut input, out)? {
+                match decode_members(&source, members, sized.as_mut(), &mut input, out)? {
                     RunEnded::Whole => {}
                     RunEnded::ReaderGone => return Ok(()),
                     RunEnded::Rest(at) => return decode_rest(&source, parts, at, out),
@@ -217,7 +217,7 @@ fn decode_rest(source: &File, parts: Parts, at: u64, out: &mut impl Out) -> Resu
 /// A decoder's thread: takes the next part from the walk and decodes it, until the walk ends or
 /// the reader has gone.
 fn decode_frames(source: &File, parts: Parts, walking: &Mutex<Walking>, empty: &Receiver<Vec<u8>>) {
-    let (mut decoder, mut whole) = (None, None);
+    let (mut decoder, mut sized) = (None, None);
     let mut input = vec![0; BUFFER];
     loop {
         let (frame, pieces) = {
@@ -257,8 +257,8 @@ fn decode_frames(source: &File, parts: Parts, walking: &Mutex<Walking>, empty: &
                 decode_frame(source, frame, decoder, &mut input, &mut out)
             }
             Parts::Bgzf => {
-                let whole = whole.get_or_insert_with(WholeMember::new).as_mut();
-                decode_members(source, frame, whole, &mut input, &mut out)
+                let sized = sized.get_or_insert_with(SizedMember::new).as_mut();
+                decode_members(source, frame, sized, &mut input, &mut out)
             }
         });
         // The bytes before a failure or a rest go first.

@@ -13,7 +13,7 @@ use crate::io::fd;
 #[derive(Debug)]
 pub(super) struct Undecoded {
     /// Shared, so that a small file decoded whole is handed back whole where it is to be decoded
-    /// again on a thread (`decode_whole`), without a `dup`.
+    /// again on a thread (`decode_here`), without a `dup`.
     file: Arc<File>,
     pub(super) failed: Option<io::Error>,
     /// The most read at a time: [`BUFFER`], or less for a small file, whose read buffer is then

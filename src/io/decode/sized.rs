@@ -1,5 +1,5 @@
-//! A gzip member decoded whole, from a buffer holding all of it into a buffer of exactly its
-//! decoded size, by libdeflate: the way htslib, BGZF's reference implementation, decodes
+//! A gzip member of a size known before it is decoded, decoded in one call from a buffer
+//! holding all of it into a buffer of exactly that size, by libdeflate: the way htslib, BGZF's reference implementation, decodes
 //! `bgzip`'s members. Each member is small (at most 64 KiB decoded) and says its decoded size
 //! in its trailer, so nothing streams: one call decodes it with tables built for that member
 //! alone, where a streaming decoder starts anew for every member. On 128 MiB of `bgzip`'s
@@ -13,13 +13,13 @@ use libdeflate_sys::{
 };
 
 /// libdeflate's decompressor: its Huffman tables, rebuilt for each member it decodes.
-pub(super) struct WholeMember(NonNull<libdeflate_decompressor>);
+pub(super) struct SizedMember(NonNull<libdeflate_decompressor>);
 
-impl WholeMember {
+impl SizedMember {
     /// A decompressor, or `None` where there is no memory for it.
     pub(super) fn new() -> Option<Self> {
         // SAFETY: takes nothing; a null return (no memory) is turned into `None`.
-        NonNull::new(unsafe { libdeflate_alloc_decompressor() }).map(WholeMember)
+        NonNull::new(unsafe { libdeflate_alloc_decompressor() }).map(SizedMember)
     }
 
     /// Decodes `member`, which must be one gzip member exactly, into the whole of `decoded`:
@@ -49,7 +49,7 @@ impl WholeMember {
     }
 }
 
-impl Drop for WholeMember {
+impl Drop for SizedMember {
     fn drop(&mut self) {
         // SAFETY: the decompressor came from `libdeflate_alloc_decompressor` and is freed once,
         // here, after its last use.
@@ -66,21 +66,21 @@ mod tests {
     fn a_member_decodes_only_whole_into_its_size() {
         let text = b"one line\nanother line\n".repeat(100);
         let member = gzip(&text);
-        let mut whole = WholeMember::new().unwrap();
+        let mut sized = SizedMember::new().unwrap();
         let mut decoded = vec![0; text.len()];
-        assert!(whole.decode(&member, &mut decoded));
+        assert!(sized.decode(&member, &mut decoded));
         assert_eq!(decoded, text);
         // Too little room, too much, or a member with bytes after its trailer.
-        assert!(!whole.decode(&member, &mut decoded[1..]));
-        assert!(!whole.decode(&member, &mut vec![0; text.len() + 1]));
+        assert!(!sized.decode(&member, &mut decoded[1..]));
+        assert!(!sized.decode(&member, &mut vec![0; text.len() + 1]));
         let mut longer = member.clone();
         longer.push(0);
-        assert!(!whole.decode(&longer, &mut decoded));
+        assert!(!sized.decode(&longer, &mut decoded));
         // A damaged CRC-32, or deflate data the member ends inside.
         let mut damaged = member.clone();
         let crc = damaged.len() - 8;
         damaged[crc] ^= 1;
-        assert!(!whole.decode(&damaged, &mut decoded));
-        assert!(!whole.decode(&member[..member.len() - 9], &mut decoded));
+        assert!(!sized.decode(&damaged, &mut decoded));
+        assert!(!sized.decode(&member[..member.len() - 9], &mut decoded));
     }
 }
