@@ -652,7 +652,8 @@ mod tests {
         fs::write(&path, gzip(&lines)).unwrap();
         let shared = Arc::new(Shared::default());
         let queued = Shared::give(&shared, &path, None);
-        shared.next_pending().expect("the thread's").decode();
+        let pending = shared.next_pending().expect("the thread's");
+        testing::within("decoding on the calling thread", move || pending.decode());
         let found = queued.take().expect("decoded ahead, past 4 MiB");
         assert!(read_all(found.decoded) == lines, "every byte, in order");
         assert!(found.decoding.finish().is_ok());

@@ -148,7 +148,7 @@ impl<B: AsRef<[u8]>> RangedInput for Memory<B> {
 #[cfg(test)]
 pub(crate) mod testing {
     use std::fs::{self, File, OpenOptions};
-    use std::io::{PipeReader, PipeWriter};
+    use std::io::{self, PipeReader, PipeWriter, Write};
     use std::os::fd::AsRawFd;
     use std::path::PathBuf;
     use std::sync::atomic::{AtomicU64, Ordering};
@@ -158,6 +158,10 @@ pub(crate) mod testing {
     /// How long a test waits for what should come at once before it fails: long beside any
     /// wait a test expects, even on a loaded machine.
     pub const DEADLINE: Duration = Duration::from_secs(60);
+
+    /// The deadline of decoding a few kilobytes in memory, where a decoder that loops for ever
+    /// should fail its test in seconds.
+    pub const IN_MEMORY: Duration = Duration::from_secs(10);
 
     /// A path no other test of any run uses: the process's id and a count in it.
     pub fn path(what: &str) -> PathBuf {
@@ -218,14 +222,17 @@ pub(crate) mod testing {
         file
     }
 
-    /// What `body` returns, run on a thread of its own; fails, naming `what`, if it takes past
-    /// [`DEADLINE`]. A panic in `body` fails the test as its own.
+    /// What `body` returns, run on a thread of its own; if it takes past [`DEADLINE`], ends the
+    /// test process, naming `what`. A panic in `body` fails the test as its own.
     pub fn within<T: Send + 'static>(what: &str, body: impl FnOnce() -> T + Send + 'static) -> T {
         within_for(DEADLINE, what, body)
     }
 
-    /// [`within`] a `deadline` of the caller's: a short one for work in memory, so that a
-    /// decoder that loops for ever fails its test in seconds.
+    /// [`within`] a `deadline` of the caller's ([`IN_MEMORY`] for work in memory). Past it, the
+    /// process ends with a failure, where a panic would fail the test alone: the thread that
+    /// overran cannot be stopped, and left spinning beside the tests after it (and a property
+    /// test's shrinking, which meets the deadline again for each case it tries) it made a hang
+    /// of a run rather than a failure.
     pub fn within_for<T: Send + 'static>(
         deadline: Duration,
         what: &str,
@@ -235,7 +242,11 @@ pub(crate) mod testing {
         let running = std::thread::spawn(move || done.send(body()));
         match result.recv_timeout(deadline) {
             Ok(result) => result,
-            Err(mpsc::RecvTimeoutError::Timeout) => panic!("{what}: no end within {deadline:?}"),
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                // Straight to the descriptor: the test's captured output dies with the process.
+                let _ = writeln!(io::stderr(), "{what}: no end within {deadline:?}");
+                std::process::exit(101)
+            }
             Err(mpsc::RecvTimeoutError::Disconnected) => match running.join() {
                 Err(panic) => std::panic::resume_unwind(panic),
                 Ok(_) => unreachable!("the result was sent"),

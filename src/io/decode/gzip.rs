@@ -296,7 +296,7 @@ mod isal_members {
         use std::io::{BufReader, Read};
 
         use super::{GzipMembers, SPARE_STATES, STATE_SIZE, STATES_KEPT, inflate_state};
-        use crate::io::testing::gzip;
+        use crate::io::testing::{IN_MEMORY, gzip, within_for};
 
         /// How many states are kept, and whether `state` is among them.
         fn kept(state: *const inflate_state) -> (usize, bool) {
@@ -334,19 +334,21 @@ mod isal_members {
             bad[12] ^= 0xff;
             let cut = good[..good.len() - 3].to_vec();
             for bytes in [good, bad, cut] {
-                let mut members = GzipMembers::all(BufReader::with_capacity(7, &bytes[..]));
-                let mut buf = [0; 3];
-                loop {
-                    let read = members.read(&mut buf);
-                    let state = &members.state;
-                    assert!(
-                        state.next_in.is_null() && state.next_out.is_null(),
-                        "{read:?}"
-                    );
-                    if !matches!(read, Ok(1..)) {
-                        break;
+                within_for(IN_MEMORY, "reading", move || {
+                    let mut members = GzipMembers::all(BufReader::with_capacity(7, &bytes[..]));
+                    let mut buf = [0; 3];
+                    loop {
+                        let read = members.read(&mut buf);
+                        let state = &members.state;
+                        assert!(
+                            state.next_in.is_null() && state.next_out.is_null(),
+                            "{read:?}"
+                        );
+                        if !matches!(read, Ok(1..)) {
+                            break;
+                        }
                     }
-                }
+                });
             }
         }
     }
@@ -399,13 +401,12 @@ mod flate2_members {
 #[cfg(test)]
 mod tests {
     use std::io::{BufReader, Read};
-    use std::time::Duration;
 
     use flate2::Compression;
     use flate2::write::GzEncoder;
 
     use super::GzipMembers;
-    use crate::io::testing::{gzip, within_for};
+    use crate::io::testing::{IN_MEMORY, gzip, within_for};
 
     /// What zlib (flate2's `MultiGzDecoder`, the reference) makes of `bytes`: its bytes, and
     /// whether it found them whole.
@@ -422,7 +423,7 @@ mod tests {
     /// more than deflate can (1,032 bytes a byte), fails in seconds rather than hanging.
     fn decoded(bytes: &[u8], capacity: usize, most: usize) -> (Vec<u8>, std::io::Result<()>) {
         let bytes = bytes.to_vec();
-        within_for(Duration::from_secs(10), "decoding", move || {
+        within_for(IN_MEMORY, "decoding", move || {
             let most_decoded = 1032 * bytes.len() + (1 << 16);
             let mut members = GzipMembers::all(BufReader::with_capacity(capacity, &bytes[..]));
             let (mut out, mut buf) = (Vec::new(), vec![0; most]);
@@ -540,12 +541,16 @@ mod tests {
         let first = gzip(&text(2000));
         let bytes = [&first[..], &gzip(b"second\n"), b"after"].concat();
         for capacity in [1, 10, 1 << 20] {
-            let mut input = BufReader::with_capacity(capacity, &bytes[..]);
-            let mut out = Vec::new();
-            GzipMembers::one(&mut input).read_to_end(&mut out).unwrap();
+            let all = bytes.clone();
+            let (out, rest) = within_for(IN_MEMORY, "decoding one member", move || {
+                let mut input = BufReader::with_capacity(capacity, &all[..]);
+                let mut out = Vec::new();
+                GzipMembers::one(&mut input).read_to_end(&mut out).unwrap();
+                let mut rest = Vec::new();
+                input.read_to_end(&mut rest).unwrap();
+                (out, rest)
+            });
             assert!(out == text(2000), "{capacity}");
-            let mut rest = Vec::new();
-            input.read_to_end(&mut rest).unwrap();
             assert!(rest == bytes[first.len()..], "{capacity}: the rest");
         }
     }
