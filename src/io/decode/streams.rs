@@ -244,7 +244,7 @@ mod tests {
 
     use super::super::tests::{bzip2, file_of, input, lz4, lz4_legacy, read_all, text, xz, zstd};
     use super::*;
-    use crate::io::testing::gzip;
+    use crate::io::testing::{gzip, within};
 
     /// Decoded bytes gathered whole, in rooms of an odd size so that reads straddle blocks.
     struct Gathered {
@@ -265,15 +265,18 @@ mod tests {
         fn flush(&mut self) {}
     }
 
-    /// What [`run`] makes of a regular file of `bytes`, sniffed here: the bytes and the end.
+    /// What [`run`] makes of a regular file of `bytes`, sniffed here, under the deadline: the
+    /// bytes and the end.
     fn ran(bytes: &[u8], threads: usize) -> (Vec<u8>, Result<(), Failure>) {
-        let mut out = Gathered {
-            room: vec![0; 10_007],
-            out: Vec::new(),
-        };
-        let threads = NonZeroUsize::new(threads).unwrap();
-        let ended = run(Undecoded::new(file_of(bytes)), None, threads, &mut out);
-        (out.out, ended)
+        let (source, threads) = (file_of(bytes), NonZeroUsize::new(threads).unwrap());
+        within("running a decoder", move || {
+            let mut out = Gathered {
+                room: vec![0; 10_007],
+                out: Vec::new(),
+            };
+            let ended = run(Undecoded::new(source), None, threads, &mut out);
+            (out.out, ended)
+        })
     }
 
     /// `bytes` as xz's legacy `.lzma`, made by liblzma as `xz --format=lzma` makes it.
