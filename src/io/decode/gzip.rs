@@ -14,6 +14,11 @@ pub(super) const MAGIC: [u8; 2] = [0x1f, 0x8b];
 /// The compression method byte after it: deflate, the only one RFC 1952 defines.
 pub(super) const DEFLATE: u8 = 8;
 
+/// The longest match deflate copies (RFC 1951 §3.2.5): the most bytes ISA-L's reader holds back
+/// at a distance that reaches back past the start.
+#[cfg(any(isal, test))]
+const MOST_MATCHED: usize = 258;
+
 #[cfg(not(isal))]
 pub use flate2_members::GzipMembers;
 #[cfg(isal)]
@@ -23,6 +28,9 @@ pub use isal_members::GzipMembers;
 mod isal_members {
     use std::io::{self, BufRead, Read};
     use std::mem::ManuallyDrop;
+    use std::ops::Range;
+
+    use super::MOST_MATCHED;
 
     use isal_sys::igzip_lib::{
         ISAL_DECOMP_OK, ISAL_GZIP, ISAL_INVALID_LOOKBACK, ISAL_INVALID_WRAPPER, inflate_state,
@@ -55,8 +63,12 @@ mod isal_members {
         header: isal_gzip_header,
         /// Stop after the first member.
         one: bool,
-        /// A fault found by a call that also decoded bytes, told at the next read.
+        /// A fault found by a call that also decoded bytes, told once they are handed on.
         fault: Option<io::Error>,
+        /// Bytes decoded before that fault that ISA-L holds in its own buffer (`tmp_out_buffer`,
+        /// where it decodes first when the caller's is short, and copies what fits): handed on
+        /// before the fault is told. A read of a few bytes lost up to 57 KB at a fault.
+        held: Range<usize>,
     }
 
     // SAFETY: the state's pointers point into the input and output of a call, which ends before
@@ -81,6 +93,7 @@ mod isal_members {
                 header: new_header(),
                 one,
                 fault: None,
+                held: 0..0,
             }
         }
 
@@ -91,6 +104,23 @@ mod isal_members {
 
         fn member_ended(&self) -> bool {
             self.state.block_state == isal_block_state_ISAL_BLOCK_FINISH
+        }
+
+        /// Where in ISA-L's own buffer the bytes it decoded but did not hand on lie, after a fault
+        /// (none where its counts say nothing that fits the buffer).
+        fn held_at_fault(&self) -> Range<usize> {
+            let count = |count: i32| usize::try_from(count).ok();
+            match (
+                count(self.state.tmp_out_processed),
+                count(self.state.tmp_out_valid),
+            ) {
+                (Some(start), Some(end))
+                    if start <= end && end <= self.state.tmp_out_buffer.len() =>
+                {
+                    start..end
+                }
+                _ => 0..0,
+            }
         }
 
         /// The input's end inside a member, in zlib-rs's words: inside its deflate data (its
@@ -162,9 +192,6 @@ mod isal_members {
     /// bytes are.
     const RESERVED_FLAGS: u32 = 0xe0;
 
-    /// The longest match deflate copies (RFC 1951 §3.2.5).
-    const MOST_MATCHED: usize = 258;
-
     /// A state kept between decoders.
     struct KeptState(Box<inflate_state>);
 
@@ -213,7 +240,15 @@ mod isal_members {
     impl<R: BufRead> Read for GzipMembers<R> {
         fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
             if let Some(fault) = self.fault.take() {
-                return Err(fault);
+                let held = &self.state.tmp_out_buffer[self.held.clone()];
+                let n = held.len().min(buf.len());
+                if n == 0 {
+                    return Err(fault);
+                }
+                buf[..n].copy_from_slice(&held[..n]);
+                self.held.start += n;
+                self.fault = Some(fault);
+                return Ok(n);
             }
             if buf.is_empty() {
                 return Ok(0);
@@ -260,19 +295,22 @@ mod isal_members {
                     (code, read, decoded)
                 };
                 self.input.consume(read);
-                // ISA-L writes a match's bytes before it finds the distance reaches back past the
-                // start (bytes from its own tables, which zlib never hands on): the last match's
-                // are not handed on, and a few before it may go with them.
-                let decoded = match code {
-                    ISAL_INVALID_LOOKBACK => decoded.saturating_sub(MOST_MATCHED),
-                    _ => decoded,
-                };
+                let mut decoded = decoded;
                 if code != ISAL_DECOMP_OK as i32 {
-                    let fault = fault(code);
-                    if decoded == 0 {
-                        return Err(fault);
+                    let mut held = self.held_at_fault();
+                    // ISA-L writes a match's bytes before it finds the distance reaches back past
+                    // the start (bytes from its own tables, which zlib never hands on): the last
+                    // match's are not handed on, and a few before it may go with them.
+                    if code == ISAL_INVALID_LOOKBACK {
+                        let kept = (decoded + held.len()).saturating_sub(MOST_MATCHED);
+                        decoded = decoded.min(kept);
+                        held.end = held.start + (kept - decoded);
                     }
-                    self.fault = Some(fault);
+                    self.held = held;
+                    self.fault = Some(fault(code));
+                    if decoded == 0 {
+                        return self.read(buf);
+                    }
                 }
                 if decoded > 0 {
                     return Ok(decoded);
@@ -405,17 +443,22 @@ mod tests {
     use flate2::Compression;
     use flate2::write::GzEncoder;
 
-    use super::GzipMembers;
+    use super::{GzipMembers, MOST_MATCHED};
     use crate::io::testing::{IN_MEMORY, gzip, within_for};
 
     /// What zlib (flate2's `MultiGzDecoder`, the reference) makes of `bytes`: its bytes, and
-    /// whether it found them whole.
+    /// whether it found them whole. Read a byte at a time: flate2 drops what the call that finds
+    /// a fault decoded, so a larger read would hide bytes zlib decodes before it.
     fn reference(bytes: &[u8]) -> (Vec<u8>, bool) {
-        let mut out = Vec::new();
-        let whole = flate2::read::MultiGzDecoder::new(bytes)
-            .read_to_end(&mut out)
-            .is_ok();
-        (out, whole)
+        let mut zlib = flate2::read::MultiGzDecoder::new(bytes);
+        let (mut out, mut byte) = (Vec::new(), [0]);
+        loop {
+            match zlib.read(&mut byte) {
+                Ok(0) => return (out, true),
+                Ok(_) => out.push(byte[0]),
+                Err(_) => return (out, false),
+            }
+        }
     }
 
     /// What `GzipMembers::all` makes of `bytes`, read through a buffer of `capacity` bytes into
@@ -638,8 +681,11 @@ mod tests {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
 
         /// Members of random text at random levels, cut into random pieces of input and read
-        /// in random sizes, damaged or not: what zlib decodes, and fails where zlib fails,
-        /// after no more than zlib's bytes.
+        /// in random sizes, damaged or not: what zlib decodes, and fails where zlib fails, after
+        /// zlib's bytes, less only those held back at a distance too far back. Past a fault that
+        /// zlib finds in a Huffman table at once, ISA-L may decode bytes by the damaged table
+        /// before it finds one (29 of 2,000 members with a byte damaged at random, at most 275
+        /// bytes).
         #[test]
         fn random_members_in_random_pieces_decode_as_zlib_decodes_them(
             lines in proptest::collection::vec(0..400usize, 1..4),
@@ -666,7 +712,13 @@ mod tests {
             proptest::prop_assert_eq!(ended.is_ok(), whole, "{:?}", ended);
             match whole {
                 true => proptest::prop_assert!(out == want),
-                false => proptest::prop_assert!(want.starts_with(&out) || out.starts_with(&want)),
+                false => {
+                    proptest::prop_assert!(want.starts_with(&out) || out.starts_with(&want));
+                    proptest::prop_assert!(
+                        want.len() <= out.len() + MOST_MATCHED,
+                        "{} of zlib's {}", out.len(), want.len()
+                    );
+                }
             }
         }
     }
