@@ -271,7 +271,7 @@ mod tests {
     use std::io::{Read, Seek};
 
     use super::*;
-    use crate::io::testing::gzip;
+    use crate::io::testing::{IN_MEMORY, gzip, within_for};
 
     /// What `sniff` says of `start`, the format it begins, if a format.
     fn format(start: &[u8], ended: bool) -> Option<Format> {
@@ -384,5 +384,47 @@ mod tests {
         );
         assert_eq!(file.stream_position().unwrap(), 6, "which did not move");
         std::fs::remove_file(&path).unwrap();
+    }
+
+    /// A skippable frame's magic and the length of its content, `content`, after it.
+    fn skippable_frame(content: &[u8]) -> Vec<u8> {
+        let length = u32::try_from(content.len()).unwrap();
+        let magic = u32::try_from(zstd::SKIPPABLE.start).unwrap();
+        [&magic.to_le_bytes()[..], &length.to_le_bytes(), content].concat()
+    }
+
+    /// A FILE's skippable frames are passed over by their lengths, from the FILE's offset on,
+    /// to the frame after them: LZ4's, here, where a FILE of skippable frames alone is zstd's.
+    #[test]
+    fn a_files_skippable_frames_are_passed_over_to_the_frame_after_them() {
+        let frames = [
+            skippable_frame(b"first"),
+            skippable_frame(&[0; 300]),
+            super::super::tests::lz4(b"line\n"),
+        ]
+        .concat();
+        for before in [&b""[..], b"plain\n"] {
+            let mut file = super::super::tests::file_of(&[before, &frames].concat());
+            file.seek(io::SeekFrom::Start(before.len() as u64)).unwrap();
+            let regular = super::super::tests::regular(file);
+            let sniffed = within_for(IN_MEMORY, "sniffing", move || sniff_file(&regular));
+            assert_eq!(
+                sniffed.unwrap(),
+                Format::Lz4,
+                "{} bytes before",
+                before.len()
+            );
+        }
+    }
+
+    /// A FILE shorter than a magic from its offset on is sniffed on what it holds, read to its
+    /// end: here an LZMA-alone header that lacks its last byte, plain.
+    #[test]
+    fn a_file_shorter_than_a_magic_is_sniffed_on_what_it_holds() {
+        let header_less_one = b"\x5d\x00\x00\x80\x00\xff\xff\xff\xff\xff\xff\xff";
+        let mut file = super::super::tests::file_of(&[&b"p"[..], header_less_one].concat());
+        file.seek(io::SeekFrom::Start(1)).unwrap();
+        let regular = super::super::tests::regular(file);
+        assert_eq!(sniff_file(&regular).unwrap(), Format::Plain);
     }
 }
