@@ -154,25 +154,28 @@ impl Walk {
 mod tests {
     use super::super::tests::{bgzf_member, file_of, frame, random, skippable, text};
     use super::*;
-    use crate::io::testing::gzip;
+    use crate::io::testing::{IN_MEMORY, gzip, within_for};
 
     /// Every part of `bytes`, walked.
     fn walked(bytes: &[u8]) -> Vec<String> {
         walked_as(bytes, Parts::Zstd)
     }
 
-    /// Every part of `bytes` holding `parts`, walked.
+    /// Every part of `bytes` holding `parts`, walked, under the deadline: a walk that does not
+    /// move on fails its test.
     fn walked_as(bytes: &[u8], parts: Parts) -> Vec<String> {
         let file = file_of(bytes);
-        let mut walk = Walk::new(&file, parts).unwrap();
-        let mut parts = Vec::new();
-        loop {
-            let part = walk.next(&file);
-            parts.push(format!("{part:?}"));
-            if !matches!(part, Part::Frame(_)) {
-                return parts;
+        within_for(IN_MEMORY, "walking", move || {
+            let mut walk = Walk::new(&file, parts).unwrap();
+            let mut parts = Vec::new();
+            loop {
+                let part = walk.next(&file);
+                parts.push(format!("{part:?}"));
+                if !matches!(part, Part::Frame(_)) {
+                    return parts;
+                }
             }
-        }
+        })
     }
 
     /// Each kind of frame header and block ends where the encoder ended it: a single segment's
