@@ -124,4 +124,33 @@ mod tests {
             assert_eq!(frame_end(0, number_in(bytes)), None, "case {n}");
         }
     }
+
+    /// A frame made by hand from its descriptor byte and the field after it (a window
+    /// descriptor or the content's size), with one last raw block of one byte.
+    fn made(descriptor: u8, field: &[u8]) -> Vec<u8> {
+        let block = [0x09, 0x00, 0x00, b'x'];
+        [&MAGIC.to_le_bytes()[..4], &[descriptor], field, &block].concat()
+    }
+
+    /// RFC 8878 §3.1.1.1.2: a window is taken up to [`WINDOW`] and no wider, whether a single
+    /// segment's content size gives it (a 2-byte field holding the size less 256, a 4-byte one
+    /// the size) or a window descriptor does (an exponent and eighths of it).
+    #[test]
+    fn a_window_up_to_the_widest_is_decoded_apart() {
+        let widest = u32::try_from(WINDOW).unwrap();
+        let cases: [(u8, &[u8], bool); 7] = [
+            (0x60, &[0x00, 0x00], true),
+            (0x60, &[0xff, 0xff], true),
+            (0xa0, &widest.to_le_bytes(), true),
+            (0xa0, &(widest + 1).to_le_bytes(), false),
+            (0x00, &[13 << 3], true),
+            (0x00, &[(12 << 3) | 7], true),
+            (0x00, &[(13 << 3) | 1], false),
+        ];
+        for (n, (descriptor, field, apart)) in cases.into_iter().enumerate() {
+            let frame = made(descriptor, field);
+            let end = apart.then_some(frame.len() as u64);
+            assert_eq!(frame_end(0, number_in(&frame)), end, "case {n}");
+        }
+    }
 }
