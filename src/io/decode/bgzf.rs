@@ -78,7 +78,7 @@ mod tests {
     /// Only a member with `bgzip`'s own header, whole, that decodes to at most a piece is one
     /// for libdeflate to decode whole.
     #[test]
-    fn only_members_with_bgzips_own_header_decode_here() {
+    fn only_members_with_bgzips_own_header_go_to_libdeflate() {
         let text = text(0..1000);
         let member = bgzf_member(&text, 0, None);
         let next = [&member[..], b"next"].concat();

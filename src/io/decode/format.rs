@@ -386,20 +386,13 @@ mod tests {
         std::fs::remove_file(&path).unwrap();
     }
 
-    /// A skippable frame's magic and the length of its content, `content`, after it.
-    fn skippable_frame(content: &[u8]) -> Vec<u8> {
-        let length = u32::try_from(content.len()).unwrap();
-        let magic = u32::try_from(zstd::SKIPPABLE.start).unwrap();
-        [&magic.to_le_bytes()[..], &length.to_le_bytes(), content].concat()
-    }
-
     /// A FILE's skippable frames are passed over by their lengths, from the FILE's offset on,
     /// to the frame after them: LZ4's, here, where a FILE of skippable frames alone is zstd's.
     #[test]
     fn a_files_skippable_frames_are_passed_over_to_the_frame_after_them() {
         let frames = [
-            skippable_frame(b"first"),
-            skippable_frame(&[0; 300]),
+            super::super::tests::skippable(b"first"),
+            super::super::tests::skippable(&[0; 300]),
             super::super::tests::lz4(b"line\n"),
         ]
         .concat();
