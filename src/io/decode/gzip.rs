@@ -64,10 +64,15 @@ mod isal_members {
         /// Stop after the first member.
         one: bool,
         /// A fault found by a call that also decoded bytes, told once they are handed on.
-        fault: Option<io::Error>,
-        /// Bytes decoded before that fault that ISA-L holds in its own buffer (`tmp_out_buffer`,
-        /// where it decodes first when the caller's is short, and copies what fits): handed on
-        /// before the fault is told. A read of a few bytes lost up to 57 KB at a fault.
+        fault: Option<Fault>,
+    }
+
+    /// A fault, and the bytes decoded before it that ISA-L holds in its own buffer
+    /// (`tmp_out_buffer`, where it decodes first when the caller's is short, and copies what
+    /// fits): where they lie there, handed on before the fault is told. A read of a few bytes
+    /// lost up to 57 KB at a fault.
+    struct Fault {
+        error: io::Error,
         held: Range<usize>,
     }
 
@@ -93,7 +98,6 @@ mod isal_members {
                 header: new_header(),
                 one,
                 fault: None,
-                held: 0..0,
             }
         }
 
@@ -239,16 +243,17 @@ mod isal_members {
 
     impl<R: BufRead> Read for GzipMembers<R> {
         fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-            if let Some(fault) = self.fault.take() {
-                let held = &self.state.tmp_out_buffer[self.held.clone()];
-                let n = held.len().min(buf.len());
-                if n == 0 {
-                    return Err(fault);
+            if let Some(Fault { held, .. }) = &mut self.fault {
+                let bytes = &self.state.tmp_out_buffer[held.clone()];
+                let n = bytes.len().min(buf.len());
+                if n > 0 {
+                    buf[..n].copy_from_slice(&bytes[..n]);
+                    held.start += n;
+                    return Ok(n);
                 }
-                buf[..n].copy_from_slice(&held[..n]);
-                self.held.start += n;
-                self.fault = Some(fault);
-                return Ok(n);
+            }
+            if let Some(Fault { error, .. }) = self.fault.take() {
+                return Err(error);
             }
             if buf.is_empty() {
                 return Ok(0);
@@ -306,8 +311,10 @@ mod isal_members {
                         decoded = decoded.min(kept);
                         held.end = held.start + (kept - decoded);
                     }
-                    self.held = held;
-                    self.fault = Some(fault(code));
+                    self.fault = Some(Fault {
+                        error: fault(code),
+                        held,
+                    });
                     if decoded == 0 {
                         return self.read(buf);
                     }
