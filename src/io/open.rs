@@ -81,9 +81,14 @@ mod tests {
             rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
         )
         .unwrap();
-        let opened = within("a FIFO's open", move || format_of(&fifo, true));
+        let opening = fifo.clone();
+        let opened = within("a FIFO's open", move || format_of(&opening, true));
         assert_eq!(opened, None);
         let gone = open(&Source::File(testing::path("not there")), true, true);
         assert_eq!(gone.unwrap_err().kind(), io::ErrorKind::NotFound);
+        // Left behind, a FIFO met a later run of the same process id (mkfifo: file exists).
+        [gz, plain, fifo]
+            .iter()
+            .for_each(|path| std::fs::remove_file(path).unwrap());
     }
 }
