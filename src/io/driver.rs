@@ -358,33 +358,36 @@ mod tests {
             std::fs::write(dir.join(name), gzip.finish().unwrap()).unwrap();
             dir.join(name)
         });
-        let mut sources = Sources::new(&files);
-        sources.decompress(true);
-        sources.decoders(2);
-        // Each on a thread, as a larger file would be.
-        sources.decode_here(0);
-        let mut driver = driver(sources, None);
-        assert_eq!(driver.proceed().unwrap(), Left::Read);
-        assert_eq!(driver.ahead.looked_at(), 1, "a's decoder and b's");
-        let read = |driver: &mut Driver<File>, most: usize| {
-            let Some(Reading::Decoded(pieces)) = driver.current_mut() else {
-                panic!("a not decoded in memory");
+        // Under a deadline: a decoder that never ends would hang `ends` and the reads.
+        testing::within("reading a and looking ahead", move || {
+            let mut sources = Sources::new(&files);
+            sources.decompress(true);
+            sources.decoders(2);
+            // Each on a thread, as a larger file would be.
+            sources.decode_here(0);
+            let mut driver = driver(sources, None);
+            assert_eq!(driver.proceed().unwrap(), Left::Read);
+            assert_eq!(driver.ahead.looked_at(), 1, "a's decoder and b's");
+            let read = |driver: &mut Driver<File>, most: usize| {
+                let Some(Reading::Decoded(pieces)) = driver.current_mut() else {
+                    panic!("a not decoded in memory");
+                };
+                let read = pieces.read(&mut vec![0; most]);
+                driver.tell_read(Ok(read)).unwrap()
             };
-            let read = pieces.read(&mut vec![0; most]);
-            driver.tell_read(Ok(read)).unwrap()
-        };
-        // All of a but its last byte: its decoder has handed on every piece and ends.
-        let mut left = a - 1;
-        while left > 0 {
-            left -= read(&mut driver, left.min(64 << 10));
-        }
-        assert!(testing::ends(driver.decoding.as_ref().unwrap()));
-        assert_eq!(read(&mut driver, 1), 1);
-        assert_eq!(
-            driver.ahead.looked_at(),
-            2,
-            "a's has ended and b's is under way: c's starts"
-        );
+            // All of a but its last byte: its decoder has handed on every piece and ends.
+            let mut left = a - 1;
+            while left > 0 {
+                left -= read(&mut driver, left.min(64 << 10));
+            }
+            assert!(testing::ends(driver.decoding.as_ref().unwrap()));
+            assert_eq!(read(&mut driver, 1), 1);
+            assert_eq!(
+                driver.ahead.looked_at(),
+                2,
+                "a's has ended and b's is under way: c's starts"
+            );
+        });
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
