@@ -454,17 +454,8 @@ mod tests {
         regular(file_of(bytes))
     }
 
-    /// A regular file holding `bytes`, unlinked.
-    pub(super) fn file_of(bytes: &[u8]) -> File {
-        static FILES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let n = FILES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let name = format!("pipelines-sniffed-{}-{n}", std::process::id());
-        let path = std::env::temp_dir().join(name);
-        std::fs::write(&path, bytes).unwrap();
-        let file = File::open(&path).unwrap();
-        std::fs::remove_file(&path).unwrap();
-        file
-    }
+    /// A regular file holding `bytes`, unlinked: the crate's, under the name the wing's tests use.
+    pub(super) use crate::io::testing::file as file_of;
 
     /// One zstd frame of `bytes` as `zstd::Encoder` writes it when told `how`.
     pub(super) fn frame(

@@ -152,8 +152,8 @@ pub(crate) mod testing {
     use std::os::fd::AsRawFd;
     use std::path::PathBuf;
     use std::sync::atomic::{AtomicU64, Ordering};
-    use std::sync::mpsc;
-    use std::time::{Duration, Instant};
+    use std::sync::{OnceLock, mpsc};
+    use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
     /// How long a test waits for what should come at once before it fails: long beside any
     /// wait a test expects, even on a loaded machine.
@@ -163,11 +163,19 @@ pub(crate) mod testing {
     /// should fail its test in seconds.
     pub const IN_MEMORY: Duration = Duration::from_secs(10);
 
-    /// A path no other test of any run uses: the process's id and a count in it.
+    /// A path no other test of any run uses: the process's id, when its first path was made,
+    /// and a count in it. The id alone is not enough: a test that fails leaves its files behind,
+    /// and a later run given the same id (hundreds of mutant runs recycle them) met them.
     pub fn path(what: &str) -> PathBuf {
+        static STARTED: OnceLock<u128> = OnceLock::new();
         static MADE: AtomicU64 = AtomicU64::new(0);
+        let started = STARTED.get_or_init(|| {
+            let since = SystemTime::now().duration_since(UNIX_EPOCH);
+            since.unwrap_or_default().as_nanos()
+        });
         let n = MADE.fetch_add(1, Ordering::Relaxed);
-        std::env::temp_dir().join(format!("pipelines-{what}-{}-{n}", std::process::id()))
+        let id = std::process::id();
+        std::env::temp_dir().join(format!("pipelines-{what}-{id}-{started}-{n}"))
     }
 
     /// Whether `decoding` ends before the [`DEADLINE`].

@@ -271,7 +271,7 @@ mod tests {
     use std::io::{Read, Seek};
 
     use super::*;
-    use crate::io::testing::{IN_MEMORY, gzip, within_for};
+    use crate::io::testing::{self, IN_MEMORY, gzip, within_for};
 
     /// What `sniff` says of `start`, the format it begins, if a format.
     fn format(start: &[u8], ended: bool) -> Option<Format> {
@@ -354,7 +354,7 @@ mod tests {
 
     #[test]
     fn a_file_is_sniffed_where_it_stands() {
-        let path = std::env::temp_dir().join(format!("pipelines-sniff-{}", std::process::id()));
+        let path = testing::path("sniff");
         std::fs::write(&path, gzip(b"x\n")).unwrap();
         let regular = |file: &File| super::super::tests::regular(file.try_clone().unwrap());
         let file = File::open(&path).unwrap();
