@@ -96,6 +96,10 @@ mod tests {
             assert_eq!(bgzip_member(bytes), None, "case {n}");
         }
         assert!(bgzip_member(&bgzf_member(&vec![b'a'; BUFFER], 0, None)).is_some());
+        // The smallest: bgzip's end-of-file marker, 28 bytes that decode to none.
+        let marker = bgzf_member(b"", 0, None);
+        assert_eq!(marker.len(), 28);
+        assert_eq!(bgzip_member(&marker), Some((&marker[..], 0)));
     }
 
     /// What [`member_end`] finds in `bytes`, read as the walk reads a file.
