@@ -90,6 +90,9 @@ mod tests {
             named,
             member[..member.len() - 1].to_vec(),
             bgzf_member(&text, 0, Some(25)),
+            // One byte short of a header and a trailer, where the bytes its trailer would hold
+            // say a size a piece holds.
+            bgzf_member(b"", 0, Some(25)),
             bgzf_member(&vec![b'a'; BUFFER + 1], 0, None),
         ];
         for (n, bytes) in cases.iter().enumerate() {
@@ -104,12 +107,31 @@ mod tests {
 
     /// What [`member_end`] finds in `bytes`, read as the walk reads a file.
     fn member_end_in(bytes: &[u8]) -> Option<u64> {
+        member_end_and_reads(bytes).0
+    }
+
+    /// [`member_end_in`], and how many reads it took.
+    fn member_end_and_reads(bytes: &[u8]) -> (Option<u64>, usize) {
+        let reads = std::cell::Cell::new(0);
         let read = |at: u64, into: &mut [u8]| {
+            reads.set(reads.get() + 1);
             let from = bytes.get(usize::try_from(at).ok()?..)?.get(..into.len())?;
             into.copy_from_slice(from);
             Some(())
         };
-        member_end(0, bytes.len() as u64, read)
+        let end = member_end(0, bytes.len() as u64, read);
+        (end, reads.get())
+    }
+
+    /// `bgzip`'s own header is read at once; a longer extra field takes one read more.
+    #[test]
+    fn a_bgzip_header_is_read_at_once() {
+        let text = text(0..100);
+        for (before, reads) in [(0, 1), (5, 2)] {
+            let member = bgzf_member(&text, before, None);
+            let end = Some(member.len() as u64);
+            assert_eq!(member_end_and_reads(&member), (end, reads), "{before}");
+        }
     }
 
     /// A member ends where its `BC` field says, another field before it or not; one without the
