@@ -184,7 +184,8 @@ mod tests {
     use super::*;
 
     /// LZ4 frames follow one another with skippable frames among them; input that ends inside
-    /// a frame, between its blocks or inside a skippable frame, is an incomplete frame.
+    /// a frame (its header, a block, between its blocks) or inside a skippable frame is an
+    /// incomplete frame.
     #[test]
     fn lz4_frames_pass_skippable_frames_and_tell_a_cut_frame() {
         let (first, second) = (text(0..5000), text(5000..10_000));
@@ -203,7 +204,11 @@ mod tests {
         // Its end mark gone, the last frame ends between blocks (64 KiB each).
         let between_blocks = &frames[..frames.len() - 4];
         let in_skippable = &frames[..skippable(b"first").len() - 2];
-        for cut in [between_blocks, in_skippable] {
+        // Inside the first frame's header, and inside its first block, which lz4_flex tells as
+        // an end it did not expect.
+        let in_header = &frames[..skippable(b"first").len() + 5];
+        let in_block = &frames[..skippable(b"first").len() + 100];
+        for cut in [between_blocks, in_skippable, in_header, in_block] {
             let (out, ended) = read_all(Lz4Frames::new(input(cut)));
             assert_eq!(ended.as_deref(), Some("incomplete frame"));
             assert!(out.len() <= first.len() + second.len());
