@@ -193,20 +193,24 @@ impl Read for FileAt<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::ONE;
     use super::super::format::Format;
     use super::super::handoff::{Filling, Kept};
     use super::super::tests::{bgzf_member, decoded_file, file_of, random, reason, streamed, text};
+    use super::super::{BUFFER, ONE};
     use super::*;
     use crate::io::testing::within;
 
     /// What [`decode_frame`] makes of the frame the walk found at `frame` in a file of `bytes`:
     /// the bytes it hands on, and how it ends.
     fn frame_decoded(bytes: &[u8], frame: Range<u64>) -> (Vec<u8>, String) {
-        let source = file_of(bytes);
+        frame_decoded_from(&file_of(bytes), frame, 1000)
+    }
+
+    /// [`frame_decoded`] from a file open already, read into `room` bytes at a time.
+    fn frame_decoded_from(source: &File, frame: Range<u64>, room: usize) -> (Vec<u8>, String) {
         let mut decoder = Decoder::new().unwrap();
         let mut out = Filling::new(Kept::new(usize::MAX));
-        let ended = decode_frame(&source, frame, &mut decoder, &mut [0; 1000], &mut out);
+        let ended = decode_frame(source, frame, &mut decoder, &mut vec![0; room], &mut out);
         out.flush();
         let decoded = out
             .buffers
@@ -252,6 +256,43 @@ mod tests {
         let (one_out, one_ended) = decoded_file(file_of(cut), Format::Zstd, ONE);
         assert!(out == one_out);
         assert_eq!(ended, reason(one_ended));
+    }
+
+    /// What `body` returns, and how many bytes this thread read from files in it: the kernel's
+    /// count, which counts `pread`s too, less what reading the count read.
+    fn counting_reads<T>(body: impl FnOnce() -> T) -> (T, u64) {
+        // The count read does not count the read that reads it, but the next one does.
+        let count = || {
+            let io = std::fs::read_to_string("/proc/thread-self/io").unwrap();
+            let rchar = io.lines().find_map(|line| line.strip_prefix("rchar: "));
+            (rchar.unwrap().parse::<u64>().unwrap(), io.len() as u64)
+        };
+        let (before, counting) = count();
+        let result = body();
+        (result, count().0 - before - counting)
+    }
+
+    /// A frame the walk found whole is read to its end and no further: the part's bytes alone,
+    /// the next frame being another decoder's to read. A frame that decodes past a piece is
+    /// decoded whole: libzstd stops where a piece's room is full, and what it left of the
+    /// input is kept for the next.
+    #[test]
+    fn a_frame_is_read_to_the_walks_end_and_no_further() {
+        let first = random(700_000);
+        let frames = [
+            zstd::encode_all(&first[..], 3).unwrap(),
+            zstd::encode_all(&text(0..1000)[..], 3).unwrap(),
+        ];
+        let end = frames[0].len() as u64;
+        let bytes = frames.concat();
+        let ((out, ended), read) = within("a frame's decoding", move || {
+            let source = file_of(&bytes);
+            // Read as the pool reads, a piece's worth at a time.
+            counting_reads(|| frame_decoded_from(&source, 0..end, BUFFER))
+        });
+        assert!(out == first, "{} bytes, not the frame's", out.len());
+        assert_eq!(ended, "whole");
+        assert_eq!(read, end, "read past the frame's end, or short of it");
     }
 
     /// What [`decode_members`] hands on of a run of `members`: the decoded bytes, and the
