@@ -326,12 +326,13 @@ mod tests {
     /// What [`decode_members`] hands on of a run of `members`: the decoded bytes, and the
     /// failure's reason or the offset the rest is left at, if any.
     fn run_decoded(members: &[u8]) -> (Vec<u8>, Option<String>) {
-        run_decoded_in(members, 0..members.len() as u64).0
+        let ((pieces, ended), _) = run_decoded_in(members, 0..members.len() as u64);
+        (pieces.concat(), ended)
     }
 
     /// What [`decode_members`] hands on of the run of members at `run` in a file of `bytes`,
     /// as [`run_decoded`] tells it, and how many bytes it read.
-    fn run_decoded_in(bytes: &[u8], run: Range<u64>) -> ((Vec<u8>, Option<String>), u64) {
+    fn run_decoded_in(bytes: &[u8], run: Range<u64>) -> ((Vec<Vec<u8>>, Option<String>), u64) {
         let source = file_of(bytes);
         within("a run's decoding", move || {
             counting_reads(|| {
@@ -339,16 +340,14 @@ mod tests {
                 let mut sized = SizedMember::new();
                 let ended = decode_members(&source, run, sized.as_mut(), &mut Vec::new(), &mut out);
                 out.flush();
-                let decoded = (out.buffers.buffers.iter())
-                    .flat_map(|buffer| buffer.held())
-                    .copied();
+                let pieces = (out.buffers.buffers.iter()).map(|buffer| buffer.held().to_vec());
                 let ended = match ended {
                     Ok(RunEnded::Whole) => None,
                     Ok(RunEnded::Rest(at)) => Some(format!("rest at {at}")),
                     Ok(RunEnded::ReaderGone) => Some("reader gone".to_owned()),
                     Err(failure) => Some(reason(Err(failure))),
                 };
-                (decoded.collect(), ended)
+                (pieces.collect(), ended)
             })
         })
     }
@@ -361,9 +360,33 @@ mod tests {
         let before = b"not this run's";
         let bytes = [&before[..], &members].concat();
         let run = before.len() as u64..bytes.len() as u64;
-        let (decoded, read) = run_decoded_in(&bytes, run);
-        assert_eq!(decoded, (texts.concat(), None));
+        let ((pieces, ended), read) = run_decoded_in(&bytes, run);
+        assert_eq!((pieces.concat(), ended), (texts.concat(), None));
         assert_read(read, members.len() as u64, "the run");
+    }
+
+    /// Members decoded whole share a piece while they fit in it, one filling it exactly too;
+    /// one that does not fit starts the next.
+    #[test]
+    fn members_decoded_whole_share_a_piece_while_they_fit() {
+        // Lines end where members do: no partial line is carried from a piece to the next.
+        let line = [&[b'x'; 63][..], b"\n"].concat();
+        let quarter = line.repeat(BUFFER / 4 / line.len());
+        let fifth = line.repeat(BUFFER / 5 / line.len());
+        for (texts, lengths) in [
+            (vec![&quarter[..]; 5], vec![BUFFER, BUFFER / 4]),
+            (
+                vec![&fifth, &quarter, &quarter, &quarter, &fifth],
+                vec![fifth.len() + 3 * quarter.len(), fifth.len()],
+            ),
+        ] {
+            let members: Vec<u8> = texts.iter().flat_map(|t| bgzf_member(t, 0, None)).collect();
+            let ((pieces, ended), _) = run_decoded_in(&members, 0..members.len() as u64);
+            assert_eq!(ended, None);
+            let pieces_lengths: Vec<usize> = pieces.iter().map(Vec::len).collect();
+            assert_eq!(pieces_lengths, lengths);
+            assert!(pieces.concat() == texts.concat());
+        }
     }
 
     /// A run's members are decoded whole until the first that libdeflate cannot decode whole,
@@ -376,7 +399,7 @@ mod tests {
         let mut members: Vec<Vec<u8>> = texts.iter().map(|t| bgzf_member(t, 0, None)).collect();
         members[10] = bgzf_member(&texts[10], 3, None);
         assert_eq!(run_decoded(&members.concat()), (texts.concat(), None));
-        for n in [4, 11] {
+        for n in [0, 4, 11] {
             let mut damaged = members.clone();
             let middle = damaged[n].len() / 2;
             damaged[n][middle] ^= 0x55;
