@@ -475,6 +475,34 @@ mod tests {
         assert!(matches!(told, Ok(Ok(()))), "{told:?}");
     }
 
+    /// A file decoded in parts is left at its end, as one decoder reading it leaves it: stdin
+    /// shares its offset with whatever reads it next. Parts are read at offsets, which move no
+    /// offset, so only the decoding's end moves it.
+    #[test]
+    fn a_file_decoded_in_parts_is_left_at_its_end() {
+        let text = text(0..100_000);
+        let frames = frames_of(&text).0;
+        let members: Vec<u8> = (text.chunks(65_280))
+            .flat_map(|chunk| bgzf_member(chunk, 0, None))
+            .collect();
+        let two = NonZeroUsize::new(2).unwrap();
+        for (bytes, format, threads) in [
+            (&frames, Format::Zstd, two),
+            (&members, Format::Gzip, two),
+            (&members, Format::Gzip, ONE),
+        ] {
+            let source = file_of(bytes);
+            let shared = source.try_clone().unwrap();
+            let (out, ended) = decoded_file(source, format, threads);
+            assert!(
+                out == text && ended.is_ok(),
+                "{format:?}, {threads}: {ended:?}"
+            );
+            let offset = (&shared).stream_position().unwrap();
+            assert_eq!(offset, bytes.len() as u64, "{format:?}, {threads}");
+        }
+    }
+
     /// Members whose `BC` sizes are wrong are decoded as the one decoder decodes them, each from
     /// where the last ended, on three decoders and on this file's one; a fault in a later member
     /// is told as the one decoder tells it, after the members before it.
