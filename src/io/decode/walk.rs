@@ -156,6 +156,23 @@ mod tests {
     use super::*;
     use crate::io::testing::{IN_MEMORY, gzip, within_for};
 
+    /// A gzip file is walked for BGZF members (where it has none, the walk leaves it to one
+    /// decoder), a zstd file for frames; no other format is walked, each being one decoder's.
+    #[test]
+    fn gzip_and_zstd_files_alone_are_walked() {
+        assert!(matches!(Parts::of(Format::Gzip), Some(Parts::Bgzf)));
+        assert!(matches!(Parts::of(Format::Zstd), Some(Parts::Zstd)));
+        assert_eq!(Parts::Bgzf.format(), Format::Gzip);
+        assert_eq!(Parts::Zstd.format(), Format::Zstd);
+        let one_decoders = [Format::Xz, Format::Bzip2, Format::Lz4, Format::Lz4Legacy];
+        let one_decoders = [&one_decoders[..], &[Format::Lzma, Format::Plain]].concat();
+        assert!(
+            one_decoders
+                .into_iter()
+                .all(|format| Parts::of(format).is_none())
+        );
+    }
+
     /// Every part of `bytes`, walked.
     fn walked(bytes: &[u8]) -> Vec<String> {
         walked_as(bytes, Parts::Zstd)
