@@ -156,6 +156,21 @@ mod tests {
     use super::*;
     use crate::io::testing::{IN_MEMORY, gzip, within_for};
 
+    /// A file that grows while it is walked is walked to its new end, as a reader's next read
+    /// would find it.
+    #[test]
+    fn a_file_that_grows_is_walked_to_its_new_end() {
+        use std::os::unix::fs::FileExt;
+        let (first, second) = (frame(b"first\n", |_| {}), frame(b"second\n", |_| {}));
+        let (one, both) = (first.len() as u64, (first.len() + second.len()) as u64);
+        let file = file_of(&first);
+        let mut walk = Walk::new(&file, Parts::Zstd).unwrap();
+        assert!(matches!(walk.next(&file), Part::Frame(frame) if frame == (0..one)));
+        file.write_all_at(&second, one).unwrap();
+        assert!(matches!(walk.next(&file), Part::Frame(frame) if frame == (one..both)));
+        assert!(matches!(walk.next(&file), Part::End(end) if end == both));
+    }
+
     /// A gzip file is walked for BGZF members (where it has none, the walk leaves it to one
     /// decoder), a zstd file for frames; no other format is walked, each being one decoder's.
     #[test]
