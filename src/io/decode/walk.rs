@@ -271,6 +271,9 @@ mod tests {
             [&whole[..], &wide].concat(),
             [&whole[..], &skippable(b"cut")[..10]].concat(),
             [&whole[..], &whole[..3]].concat(),
+            // Neither a frame's magic nor a skippable frame's, with a length after it that would
+            // end within the file.
+            [&whole[..], b"ABCD", &[0; 4]].concat(),
         ];
         for (n, bytes) in cases.iter().enumerate() {
             let expected = [format!("Frame(0..{at})"), format!("Rest({at})")];
@@ -326,6 +329,8 @@ mod tests {
             // Cut inside the header's fixed part, and inside its extra field.
             [&whole[..], &whole[..8]].concat(),
             [&whole[..], &whole[..15]].concat(),
+            // A member's header and `BC` field whole after another magic.
+            [&whole[..], b"\x1e", &whole[1..]].concat(),
         ];
         for (n, bytes) in cases.iter().enumerate() {
             let expected = [format!("Frame(0..{at})"), format!("Rest({at})")];
