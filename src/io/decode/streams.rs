@@ -244,7 +244,7 @@ mod tests {
 
     use super::super::tests::{bzip2, file_of, input, lz4, lz4_legacy, read_all, text, xz, zstd};
     use super::*;
-    use crate::io::testing::{gzip, within};
+    use crate::io::testing::{IN_MEMORY, gzip, within, within_for};
 
     /// Decoded bytes gathered whole, in rooms of an odd size so that reads straddle blocks.
     struct Gathered {
@@ -325,11 +325,19 @@ mod tests {
         let streams = |padding: usize| [xz(&first), vec![0; padding], xz(&second)].concat();
         let corrupt = Some(io::Error::from(liblzma::stream::Error::Data).to_string());
         for kind in [XzKind::Streams, XzKind::Threaded(2)] {
-            for padding in [0, 4, 12] {
+            // 2000 bytes of padding fill whole reads of `input`'s 1000-byte buffer.
+            for padding in [0, 4, 12, 2000] {
                 let decoder = XzStreams::new(input(&streams(padding)), kind).unwrap();
                 let (out, ended) = read_all(decoder);
                 assert_eq!(ended, None, "{kind:?}, {padding} bytes of padding");
                 assert!(out == [&first[..], &second].concat(), "{kind:?}, {padding}");
+                let last = [xz(&first), vec![0; padding]].concat();
+                let (out, ended) = read_all(XzStreams::new(input(&last), kind).unwrap());
+                assert_eq!(
+                    ended, None,
+                    "{kind:?}, {padding} bytes of padding at the end"
+                );
+                assert!(out == first, "{kind:?}, {padding} at the end");
             }
             for after in [
                 streams(3),
@@ -339,6 +347,30 @@ mod tests {
                 assert_eq!(ended, corrupt, "{kind:?}");
                 assert!(out == first, "{kind:?}: {} bytes", out.len());
             }
+        }
+    }
+
+    /// What does not begin with a stream is told as liblzma tells it, not as corrupt data, which
+    /// is what follows a stream; a read into no room ends at once instead of asking liblzma
+    /// for ever.
+    #[test]
+    fn not_xz_and_no_room_are_told_not_waited_on() {
+        let format = Some(io::Error::from(liblzma::stream::Error::Format).to_string());
+        let stream = xz(&text(0..5000));
+        for kind in [XzKind::Streams, XzKind::Threaded(2)] {
+            let not_xz = XzStreams::new(input(b"plain text, not xz at all"), kind).unwrap();
+            assert_eq!(read_all(not_xz), (Vec::new(), format.clone()), "{kind:?}");
+            let read = within_for(IN_MEMORY, "reading into no room", {
+                let stream = stream.clone();
+                move || {
+                    let mut decoder = XzStreams::new(input(&stream), kind).unwrap();
+                    decoder.read(&mut []).map_err(|error| error.kind())
+                }
+            });
+            assert!(
+                matches!(read, Ok(0) | Err(io::ErrorKind::InvalidData)),
+                "{read:?}"
+            );
         }
     }
 
