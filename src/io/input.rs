@@ -297,7 +297,10 @@ mod tests {
         for held in [&b""[..], b"whole\n", b"part"] {
             let mut sources = Sources::new(std::slice::from_ref(&path));
             sources.decompress(true);
-            let (lines, taken) = read_in_pieces(FileInput::new(sources, None), held);
+            let input = FileInput::new(sources, None);
+            let (lines, taken) = within("reading a decoded FILE in pieces", move || {
+                read_in_pieces(input, held)
+            });
             assert!(
                 lines == [held, &text].concat(),
                 "{held:?}: the lines as decoded"
