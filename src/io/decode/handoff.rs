@@ -597,7 +597,9 @@ mod tests {
         let (to_reader, full) = bounded(2);
         let (to_decoder, empty) = bounded(2);
         let mut decoded = DecodedFile::new(full, to_decoder);
-        for (storage, given) in [(BUFFER, BUFFER), (4 * BUFFER, 0)] {
+        let grown = [(BUFFER, BUFFER), (BUFFER + BUFFER / 2, BUFFER + BUFFER / 2)];
+        let kept = [(MOST_KEPT, MOST_KEPT), (MOST_KEPT + 1, 0), (4 * BUFFER, 0)];
+        for (storage, given) in grown.into_iter().chain(kept) {
             let bytes = b"line\n".to_vec();
             to_reader.send(Decoded { bytes, len: 5 }).unwrap();
             assert_eq!(decoded.unread_buffer(), Some(5));
@@ -606,6 +608,38 @@ mod tests {
                 Vec::with_capacity(storage)
             });
             assert_eq!(empty.try_recv().unwrap().capacity(), given, "for {storage}");
+        }
+    }
+
+    /// A buffer part read is not offered whole: its bytes left are read on as a stream.
+    #[test]
+    fn a_buffer_part_read_is_not_offered_whole() {
+        let (to_reader, full) = bounded(1);
+        let (to_decoder, _empty) = bounded(1);
+        let mut decoded = DecodedFile::new(full, to_decoder);
+        let bytes = b"line\n".to_vec();
+        to_reader.send(Decoded { bytes, len: 5 }).unwrap();
+        assert_eq!(decoded.read(&mut [0; 2]), 2);
+        assert_eq!(decoded.unread_buffer(), None);
+        let mut rest = [0; 8];
+        assert_eq!(decoded.read(&mut rest), 3);
+        assert_eq!(&rest[..3], b"ne\n");
+    }
+
+    /// A full buffer is cut after its last line end while the partial line after it is at most
+    /// a quarter of a buffer; a longer one goes on uncut, whatever the line ends before it.
+    #[test]
+    fn a_partial_line_past_a_quarter_of_a_buffer_is_not_carried() {
+        for (partial, cut) in [(BUFFER / 4, true), (BUFFER / 4 + 1, false)] {
+            let text = lines(&[BUFFER - partial - 1, partial + 10], true);
+            let buffers = handed_on(std::slice::from_ref(&text));
+            let first = buffers[0].len();
+            assert_eq!(
+                first,
+                if cut { BUFFER - partial } else { BUFFER },
+                "{partial}"
+            );
+            assert!(buffers.concat() == text);
         }
     }
 
