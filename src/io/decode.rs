@@ -859,16 +859,17 @@ mod tests {
             let compressed = zstd(&text);
             let _feeding = thread::spawn(move || writer.write_all(&compressed).map(|()| writer));
             let source = File::from(std::os::fd::OwnedFd::from(source));
-            let decoding = match way {
-                None => decode(source, ONE).unwrap().1,
-                Some(format) => {
-                    let (mut buffers, decoding) =
-                        decode_file(regular(source), format, BUFFERS, NonZeroUsize::MIN, 0)
-                            .unwrap();
-                    assert_eq!(buffers.read(&mut [0; 10]), 10);
-                    decoding
-                }
-            };
+            let decoding =
+                testing::within("a read of the first decoded bytes", move || match way {
+                    None => decode(source, ONE).unwrap().1,
+                    Some(format) => {
+                        let (mut buffers, decoding) =
+                            decode_file(regular(source), format, BUFFERS, NonZeroUsize::MIN, 0)
+                                .unwrap();
+                        assert_eq!(buffers.read(&mut [0; 10]), 10);
+                        decoding
+                    }
+                });
             // The pipe's reader or the buffers dropped: the thread tells how it ended, and ends.
             let told = decoding.ended.recv_timeout(testing::DEADLINE);
             assert!(matches!(told, Ok(Ok(()))), "{way:?}: {told:?}");

@@ -448,6 +448,7 @@ mod tests {
             let mut piece = &piece[..];
             while !piece.is_empty() {
                 let room = out.room().unwrap();
+                assert!(!room.is_empty(), "no room to decode into");
                 let n = room.len().min(piece.len());
                 room[..n].copy_from_slice(&piece[..n]);
                 assert!(out.filled(n));
@@ -475,7 +476,12 @@ mod tests {
     }
 
     proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        // Shrinking is bounded: each case copies megabytes, and a change that fails every case
+        // shrank for minutes, a hang of the run rather than a failure.
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            max_shrink_time: 10_000,
+            ..proptest::prelude::ProptestConfig::with_cases(64)
+        })]
 
         /// The decoded bytes come out whole and in order, in buffers cut after their last line
         /// end unless the partial line after it is longer than `MOST_CARRIED`, or the buffer has
@@ -641,6 +647,38 @@ mod tests {
             );
             assert!(buffers.concat() == text);
         }
+    }
+
+    /// Nothing held at the end hands on nothing: no empty buffer after a full one, or alone.
+    #[test]
+    fn nothing_held_at_the_end_hands_on_nothing() {
+        assert!(handed_on(&[]).is_empty(), "nothing decoded");
+        let full = lines(&[BUFFER - 1], true);
+        assert_eq!(handed_on(std::slice::from_ref(&full)), [full]);
+    }
+
+    /// Kept has room for `most` buffers: the next asked for finds none and says it overflowed.
+    #[test]
+    fn kept_has_room_for_its_buffers_and_no_more() {
+        let mut kept = Kept::new(2);
+        for _ in 0..2 {
+            let bytes = kept.empty().expect("room");
+            assert!(kept.full(Decoded { bytes, len: 0 }) && !kept.overflowed);
+        }
+        assert!(kept.empty().is_none() && kept.overflowed);
+    }
+
+    /// A piece decoded elsewhere goes on alone when nothing is held: no empty buffer before it.
+    #[test]
+    fn a_piece_passed_with_nothing_held_goes_alone() {
+        let mut out = Filling::new(Kept::new(usize::MAX));
+        let piece = Decoded {
+            bytes: b"piece\n".to_vec(),
+            len: 6,
+        };
+        assert!(out.pass(piece));
+        let held: Vec<&[u8]> = out.buffers.buffers.iter().map(Decoded::held).collect();
+        assert_eq!(held, [b"piece\n"]);
     }
 
     /// A line cut off the last full buffer comes out when the decoding ends, and before a piece
