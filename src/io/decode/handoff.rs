@@ -649,6 +649,31 @@ mod tests {
         }
     }
 
+    /// A decoder sending to a reader makes at most `most` buffers, then decodes only into those
+    /// handed back: a regular file's decoded bytes in memory are bounded (CONTRACT §12.4).
+    #[test]
+    fn a_reader_is_sent_at_most_most_buffers_made() {
+        let (to_reader, _full) = bounded(4);
+        let (to_decoder, empty) = bounded(4);
+        let mut buffers = ToReader::new(to_reader, empty, 2);
+        let given = crate::io::testing::within_for(
+            crate::io::testing::IN_MEMORY,
+            "buffers made or handed back",
+            move || {
+                let made = [buffers.empty(), buffers.empty()];
+                to_decoder.send(vec![7]).unwrap();
+                let handed_back = buffers.empty();
+                drop(to_decoder);
+                (
+                    made.map(|made| made.is_some()),
+                    handed_back,
+                    buffers.empty(),
+                )
+            },
+        );
+        assert_eq!(given, ([true, true], Some(vec![7]), None));
+    }
+
     /// Nothing held at the end hands on nothing: no empty buffer after a full one, or alone.
     #[test]
     fn nothing_held_at_the_end_hands_on_nothing() {
