@@ -440,6 +440,14 @@ mod tests {
         assert!(ours * size <= DECODED_HELD, "{ours} kept");
     }
 
+    /// `bytes` as a decoder's buffer holding them all.
+    fn buffer_of(bytes: &[u8]) -> Decoded {
+        Decoded {
+            bytes: bytes.to_vec(),
+            len: bytes.len(),
+        }
+    }
+
     /// What `pieces`, written one after another as a decoder writes, come to: each buffer
     /// handed on, as the reader sees it.
     fn handed_on(pieces: &[Vec<u8>]) -> Vec<Vec<u8>> {
@@ -560,8 +568,7 @@ mod tests {
         let mut decoded = DecodedFile::new(full, to_decoder);
         let send = move |n| {
             for _ in 0..n {
-                let bytes = b"line\n".to_vec();
-                to_reader.send(Decoded { bytes, len: 5 }).unwrap();
+                to_reader.send(buffer_of(b"line\n")).unwrap();
             }
         };
         let take_whole = |decoded: &mut DecodedFile| {
@@ -606,8 +613,7 @@ mod tests {
         let grown = [(BUFFER, BUFFER), (BUFFER + BUFFER / 2, BUFFER + BUFFER / 2)];
         let kept = [(MOST_KEPT, MOST_KEPT), (MOST_KEPT + 1, 0), (4 * BUFFER, 0)];
         for (storage, given) in grown.into_iter().chain(kept) {
-            let bytes = b"line\n".to_vec();
-            to_reader.send(Decoded { bytes, len: 5 }).unwrap();
+            to_reader.send(buffer_of(b"line\n")).unwrap();
             assert_eq!(decoded.unread_buffer(), Some(5));
             decoded.exchange(|bytes, len| {
                 assert_eq!(&bytes[..len], b"line\n");
@@ -623,8 +629,7 @@ mod tests {
         let (to_reader, full) = bounded(1);
         let (to_decoder, _empty) = bounded(1);
         let mut decoded = DecodedFile::new(full, to_decoder);
-        let bytes = b"line\n".to_vec();
-        to_reader.send(Decoded { bytes, len: 5 }).unwrap();
+        to_reader.send(buffer_of(b"line\n")).unwrap();
         assert_eq!(decoded.read(&mut [0; 2]), 2);
         assert_eq!(decoded.unread_buffer(), None);
         let mut rest = [0; 8];
@@ -697,11 +702,7 @@ mod tests {
     #[test]
     fn a_piece_passed_with_nothing_held_goes_alone() {
         let mut out = Filling::new(Kept::new(usize::MAX));
-        let piece = Decoded {
-            bytes: b"piece\n".to_vec(),
-            len: 6,
-        };
-        assert!(out.pass(piece));
+        assert!(out.pass(buffer_of(b"piece\n")));
         let held: Vec<&[u8]> = out.buffers.buffers.iter().map(Decoded::held).collect();
         assert_eq!(held, [b"piece\n"]);
     }
@@ -721,11 +722,7 @@ mod tests {
         let room = out.room().unwrap();
         room[..BUFFER].copy_from_slice(&text[..BUFFER]);
         assert!(out.filled(BUFFER));
-        let piece = Decoded {
-            bytes: b"piece\n".to_vec(),
-            len: 6,
-        };
-        assert!(out.pass(piece));
+        assert!(out.pass(buffer_of(b"piece\n")));
         out.flush();
         let held: Vec<&[u8]> = out.buffers.buffers.iter().map(Decoded::held).collect();
         assert_eq!(held.concat(), [&text[..BUFFER], b"piece\n"].concat());
