@@ -1065,6 +1065,51 @@ mod tests {
         }
     }
 
+    /// CONTRACT §12.1: streams of a few bytes each, as `pbzip2` makes of a small file, follow one
+    /// another: a stream's end is found however soon after its header it comes.
+    #[test]
+    fn streams_of_a_few_bytes_follow_one_another() {
+        for lines in [1, 2, 5, 30] {
+            for streams in 1..4 {
+                let input = bzip2(&text(lines), streams);
+                let decoded = parallel(&input, 2);
+                assert_eq!(
+                    decoded,
+                    (text(lines), None),
+                    "{lines} lines, {streams} streams"
+                );
+            }
+        }
+    }
+
+    /// CONTRACT §12.3: bits that run on past the most a block compresses to without a magic fail
+    /// there, as the block they follow, without waiting for the rest of a source that has not
+    /// ended (a pipe whose writer is still there).
+    #[test]
+    fn a_block_with_no_end_in_sight_fails_without_waiting_for_more() {
+        let (reader, writer) = std::io::pipe().unwrap();
+        let mut writing = writer.try_clone().unwrap();
+        // Writes of an odd size, so that no read ends at the bound itself.
+        let feeding = thread::spawn(move || {
+            let _ = writing.write_all(&stream_start(b'9', BLOCK));
+            for _ in 0..(MOST_COMPRESSED + BUFFER) / 997 {
+                let _ = writing.write_all(&[0; 997]);
+            }
+        });
+        let source = Undecoded::new(std::os::fd::OwnedFd::from(reader).into());
+        let source = Cursor::new(Vec::new()).chain(source);
+        let ended = testing::within_for(testing::IN_MEMORY, "a block with no end", move || {
+            decode(
+                source,
+                NonZeroUsize::new(2).unwrap(),
+                &mut Collected::default(),
+            )
+        });
+        assert!(matches!(ended, Err(Failure::Decompressing(_))), "{ended:?}");
+        drop(writer);
+        feeding.join().unwrap();
+    }
+
     /// `--decoders 1` decodes as before, with one decoder; the words of a stream's CRC that
     /// does not fold its blocks' are one decoder's.
     #[test]
