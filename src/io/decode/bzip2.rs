@@ -1110,6 +1110,106 @@ mod tests {
         feeding.join().unwrap();
     }
 
+    /// CONTRACT §12.1: a source of streams alone is sent block by block to its end, however
+    /// its reads fall (the first here ends at each byte of the next stream's header): never
+    /// handed to the one decoder, which would decode the rest on one core.
+    #[test]
+    fn streams_are_scanned_in_blocks_whatever_the_reads() {
+        let input = bzip2(&text(20_000), 3);
+        let magics = magics_by_bits(&input, 0);
+        let blocks = magics.iter().filter(|&&(_, magic)| magic == Magic::Block);
+        let (blocks, &(end, _)) = (
+            blocks.count(),
+            magics.iter().find(|m| m.1 == Magic::End).unwrap(),
+        );
+        let after = (end + END_BITS).div_ceil(8) as usize;
+        for first_read in after..after + HEADER + 1 {
+            let source = Undecoded::new(testing::file(&input[first_read..]));
+            let source = Cursor::new(input[..first_read].to_vec()).chain(source);
+            let (jobs, _) = unbounded();
+            let (items, sent) = unbounded();
+            let scanned = testing::within_for(testing::IN_MEMORY, "scanning", move || {
+                Scanner::new(source, jobs, items).scan();
+                sent.try_iter().collect::<Vec<_>>()
+            });
+            assert_eq!(scanned.len(), blocks, "a first read of {first_read}");
+            for item in scanned {
+                assert!(
+                    matches!(item, Item::Block(..)),
+                    "a first read of {first_read}"
+                );
+            }
+        }
+    }
+
+    /// CONTRACT §12.3: a stream's end's magic written into a block fails as one decoder fails
+    /// on it; the scan goes on past it rather than finding it again.
+    #[test]
+    fn an_ends_magic_inside_a_block_fails_as_one_decoder_fails() {
+        let input = bzip2(&text(30_000), 1);
+        let blocks = magics_by_bits(&input, 0);
+        let input = with_magics(input, &[(blocks[0].0 + 4_000, false)]);
+        let one_failed = one(&input).1;
+        assert!(one_failed.is_some());
+        assert_eq!(parallel(&input, 2).1, one_failed);
+    }
+
+    /// Where a decoding thread's bytes go as they come.
+    struct Told(crossbeam_channel::Sender<Vec<u8>>, Vec<u8>);
+
+    impl Out for Told {
+        fn room(&mut self) -> Option<&mut [u8]> {
+            self.1.resize(1000, 0);
+            Some(&mut self.1)
+        }
+
+        fn filled(&mut self, n: usize) -> bool {
+            self.0.send(self.1[..n].to_vec()).is_ok()
+        }
+
+        fn flush(&mut self) {}
+    }
+
+    /// CONTRACT §12.1 (live input): a stream's last block is handed on as soon as the stream's
+    /// end has come, while the source, a pipe still open, waits for more.
+    #[test]
+    fn a_streams_last_block_comes_out_while_the_source_waits() {
+        let text = text(30_000);
+        let input = bzip2(&text, 1);
+        let (reader, writer) = std::io::pipe().unwrap();
+        let mut writing = writer.try_clone().unwrap();
+        let feeding = thread::spawn(move || writing.write_all(&input).unwrap());
+        let source = Undecoded::new(std::os::fd::OwnedFd::from(reader).into());
+        let source = Cursor::new(Vec::new()).chain(source);
+        let (told, bytes) = bounded(1);
+        let decoding = thread::spawn(move || {
+            decode(
+                source,
+                NonZeroUsize::new(2).unwrap(),
+                &mut Told(told, Vec::new()),
+            )
+        });
+        let mut out = Vec::new();
+        let deadline = std::time::Instant::now() + testing::IN_MEMORY;
+        while out.len() < text.len() {
+            match bytes.recv_deadline(deadline) {
+                Ok(piece) => out.extend_from_slice(&piece),
+                Err(_) => break,
+            }
+        }
+        let whole = out == text;
+        drop(writer);
+        feeding.join().unwrap();
+        bytes.iter().for_each(drop);
+        assert!(decoding.join().unwrap().is_ok());
+        assert!(
+            whole,
+            "{} of {} bytes before the source ended",
+            out.len(),
+            text.len()
+        );
+    }
+
     /// `--decoders 1` decodes as before, with one decoder; the words of a stream's CRC that
     /// does not fold its blocks' are one decoder's.
     #[test]
