@@ -822,9 +822,14 @@ mod tests {
         (bytes, failed.err().map(|error| error.to_string()))
     }
 
+    /// `file` as `decode` is given a source: nothing read in sniffing it put back in front.
+    fn sniffed(file: std::fs::File) -> Sniffed {
+        Cursor::new(Vec::new()).chain(Undecoded::new(file))
+    }
+
     /// What `decode` makes of `input` on `threads` decoders: its bytes, and its failure's words.
     fn parallel(input: &[u8], threads: usize) -> (Vec<u8>, Option<String>) {
-        let source = Cursor::new(Vec::new()).chain(Undecoded::new(testing::file(input)));
+        let source = sniffed(testing::file(input));
         let mut out = Collected::default();
         let threads = NonZeroUsize::new(threads).unwrap();
         let ended = testing::within("bzip2 blocks", move || {
@@ -1096,8 +1101,7 @@ mod tests {
                 let _ = writing.write_all(&[0; 997]);
             }
         });
-        let source = Undecoded::new(std::os::fd::OwnedFd::from(reader).into());
-        let source = Cursor::new(Vec::new()).chain(source);
+        let source = sniffed(std::os::fd::OwnedFd::from(reader).into());
         let ended = testing::within_for(testing::IN_MEMORY, "a block with no end", move || {
             decode(
                 source,
@@ -1117,11 +1121,8 @@ mod tests {
     fn streams_are_scanned_in_blocks_whatever_the_reads() {
         let input = bzip2(&text(20_000), 3);
         let magics = magics_by_bits(&input, 0);
-        let blocks = magics.iter().filter(|&&(_, magic)| magic == Magic::Block);
-        let (blocks, &(end, _)) = (
-            blocks.count(),
-            magics.iter().find(|m| m.1 == Magic::End).unwrap(),
-        );
+        let blocks = magics.iter().filter(|m| m.1 == Magic::Block).count();
+        let (end, _) = magics.iter().find(|m| m.1 == Magic::End).copied().unwrap();
         let after = (end + END_BITS).div_ceil(8) as usize;
         for first_read in after..after + HEADER + 1 {
             let source = Undecoded::new(testing::file(&input[first_read..]));
@@ -1179,8 +1180,7 @@ mod tests {
         let (reader, writer) = std::io::pipe().unwrap();
         let mut writing = writer.try_clone().unwrap();
         let feeding = thread::spawn(move || writing.write_all(&input).unwrap());
-        let source = Undecoded::new(std::os::fd::OwnedFd::from(reader).into());
-        let source = Cursor::new(Vec::new()).chain(source);
+        let source = sniffed(std::os::fd::OwnedFd::from(reader).into());
         let (told, bytes) = bounded(1);
         let decoding = thread::spawn(move || {
             decode(
@@ -1198,10 +1198,14 @@ mod tests {
             }
         }
         let whole = out == text;
+        // The source ended, and the rest taken, so that the decoder ends.
         drop(writer);
         feeding.join().unwrap();
         bytes.iter().for_each(drop);
-        assert!(decoding.join().unwrap().is_ok());
+        let ended = testing::within_for(testing::IN_MEMORY, "the decoder's end", move || {
+            decoding.join().unwrap()
+        });
+        assert!(ended.is_ok());
         assert!(
             whole,
             "{} of {} bytes before the source ended",
