@@ -908,41 +908,42 @@ mod tests {
         ) {
             let end = source.len() as u64 * 8;
             let (from, to) = (from % end, (from % end + len).min(end));
-            prop_assert!(copied_as_they_are(source, held, from, to));
+            let copying = move || copied_as_they_are(&source, held, from, to);
+            prop_assert!(testing::within_for(testing::IN_MEMORY, "copying bits", copying));
         }
     }
 
     /// Whether bits `from..to` of `source`, copied after `held` bits, are written as they are,
-    /// the last byte padded with zeroes and no byte more; under a deadline, as a copy that does
-    /// not move on goes round for ever.
-    fn copied_as_they_are(source: Vec<u8>, held: u32, from: u64, to: u64) -> bool {
-        testing::within_for(testing::IN_MEMORY, "copying bits", move || {
-            let mut writer = Writer::default();
-            writer.put(0b1010101, held);
-            writer.copy(&source, from, to);
-            let written = writer.finish();
-            let (start, end) = (u64::from(held), u64::from(held) + to - from);
-            let bit = |bytes: &[u8], at: u64| bits(bytes, at, 1);
-            written.len() as u64 == end.div_ceil(8)
-                && (start..end).all(|at| bit(&written, at) == bit(&source, from + at - start))
-                && (end..written.len() as u64 * 8).all(|at| bit(&written, at) == 0)
-        })
+    /// the last byte padded with zeroes and no byte more. Its callers run it under a deadline,
+    /// as a copy that does not move on goes round for ever.
+    fn copied_as_they_are(source: &[u8], held: u32, from: u64, to: u64) -> bool {
+        let mut writer = Writer::default();
+        writer.put(0b1010101, held);
+        writer.copy(source, from, to);
+        let written = writer.finish();
+        let (start, end) = (u64::from(held), u64::from(held) + to - from);
+        let bit = |bytes: &[u8], at: u64| bits(bytes, at, 1);
+        written.len() as u64 == end.div_ceil(8)
+            && (start..end).all(|at| bit(&written, at) == bit(source, from + at - start))
+            && (end..written.len() as u64 * 8).all(|at| bit(&written, at) == 0)
     }
 
     /// Every short copy, at every alignment: those within a byte, or across one or two, that
     /// random lengths seldom give.
     #[test]
     fn short_copies_at_every_alignment() {
-        let source = vec![0xa5, 0x3c, 0xff, 0x00, 0x96];
+        let source = [0xa5, 0x3c, 0xff, 0x00, 0x96];
         let end = source.len() as u64 * 8;
-        for held in 0..8 {
-            for from in 0..end {
-                for to in from..end.min(from + 24) + 1 {
-                    let copied = copied_as_they_are(source.clone(), held, from, to);
-                    assert!(copied, "bits {from}..{to} after {held}");
+        testing::within_for(testing::IN_MEMORY, "copying bits", move || {
+            for held in 0..8 {
+                for from in 0..end {
+                    for to in from..end.min(from + 24) + 1 {
+                        let copied = copied_as_they_are(&source, held, from, to);
+                        assert!(copied, "bits {from}..{to} after {held}");
+                    }
                 }
             }
-        }
+        });
     }
 
     /// A magic in a source's first bytes is found from every bit before it.
