@@ -15,14 +15,22 @@
 # interleaved, a drift hits both alike. The per-round files also keep every run's user and
 # system time, which hyperfine's JSON otherwise gives as means only.
 #
-# Needs perl, hyperfine and GNU time: sudo apt-get install perl hyperfine time
+# `batched -z F.gz` against `igzip -dc F.gz` (ISA-L's own tool, which `-z` decodes gzip with),
+# each alone to /dev/null, F the first quarter of the logs and of the man pages as
+# throughput.sh's compressed section has it (`gzip -6`): rounds.py's shuffled rounds, without a
+# shell, Z_ROUNDS of them (targets-z-TEXT.tsv), for a ratio near 1.1 of runs of 20-40 ms, where a
+# shell's start would be a twentieth of each and the spread between runs is a few percent.
+#
+# Needs perl, hyperfine, GNU time, gzip and igzip: sudo apt-get install perl hyperfine time gzip isal
 # Sizes follow SIZE (harness/lib.sh); REPEAT is the number of rounds.
 
 # shellcheck source=harness/lib.sh
 source "$(dirname "$0")/lib.sh"
 
 STREAM_MIB=$(by_size 64 512 2048)
+Z_ROUNDS=$(by_size 3 10 30)
 require perl "sudo apt-get install perl"
+require igzip "sudo apt-get install isal"
 [[ -x /usr/bin/time ]] || die "/usr/bin/time (for peak memory) is not installed; install it with: sudo apt-get install time"
 
 build
@@ -55,6 +63,17 @@ for text in kara logs man; do
     rm -f "$output"
 done
 
+for text in logs man; do
+    file=$(text_file "$text" $((TEXT_BYTES / 4)))
+    [[ -f $file.gz ]] || gzip -6 -n -c "$file" > "$file.gz"
+    f=$(q "$file") gz=$(q "$file.gz")
+    same_output "$text -z" "$batched -z $gz" "$batched $f"
+    say "$text: $Z_ROUNDS shuffled rounds of batched -z and igzip -dc"
+    python3 "$HARNESS/rounds.py" "$Z_ROUNDS" "$RUN_DIR/targets-z-$text.tsv" \
+        "batched-z=$batched -z $gz" "igzip=igzip -dc $gz"
+    rounds+=(--shuffled "$text" "$RUN_DIR/targets-z-$text.tsv")
+done
+
 say "peak memory: $STREAM_MIB MiB through batched"
 peak_kib=$({ { yes "$KARAMAZOV" || true; } | head -c $((STREAM_MIB << 20)) |
     bash -c "/usr/bin/time -f '%M' $batched 2>&1 > /dev/null"; } | tail -n 1)
@@ -62,7 +81,7 @@ peak_kib=$({ { yes "$KARAMAZOV" || true; } | head -c $((STREAM_MIB << 20)) |
 table=$RUN_DIR/targets.md
 {
     heading "The performance targets"
-    echo "Medians of $REPEAT interleaved rounds, F a text of $TEXT_BYTES bytes (data.md says which)."
+    echo "Medians of $REPEAT interleaved rounds ($Z_ROUNDS shuffled ones for \`-z\`), F a text of $TEXT_BYTES bytes (data.md says which)."
     echo
     "$REPORT" targets --peak "$peak_kib" "$STREAM_MIB" "${rounds[@]}"
 } > "$table"
