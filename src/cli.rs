@@ -8,6 +8,7 @@
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
 use clap::builder::{RangedU64ValueParser, StringValueParser, TypedValueParser};
 use clap::{ArgAction, Command, FromArgMatches, ValueEnum};
@@ -69,9 +70,10 @@ impl CommonArgs {
 }
 
 /// The machine's cores, or one where they cannot be told: the default of `--decoders` and
-/// `--threads`.
+/// `--threads`. Asked once: the standard library reads the cgroup's CPU quota files each time.
 fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+    static CORES: OnceLock<usize> = OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get))
 }
 
 /// What `--generate` prints: a manual page, or a shell's completion script.

@@ -43,10 +43,14 @@ const LARGEST_PIPE: usize = 1 << 20;
 /// of the default 64 KiB. Anything that is not a pipe refuses, and that is fine.
 #[cfg(target_os = "linux")]
 pub fn enlarge_pipe(fd: BorrowedFd<'_>) {
-    let size = std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
-        .ok()
-        .and_then(|max| max.trim().parse::<usize>().ok())
-        .map_or(LARGEST_PIPE, |max| max.min(LARGEST_PIPE));
+    // Read once, for stdin and stdout alike.
+    static SIZE: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let size = *SIZE.get_or_init(|| {
+        std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
+            .ok()
+            .and_then(|max| max.trim().parse::<usize>().ok())
+            .map_or(LARGEST_PIPE, |max| max.min(LARGEST_PIPE))
+    });
     let _ = rustix::pipe::fcntl_setpipe_size(fd, size);
 }
 
