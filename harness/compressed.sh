@@ -51,6 +51,15 @@ declare -A COMPRESSOR=([gzip]="gzip -6 -n -c" [zstd]="zstd -3 -q -c" [pzstd]="pz
     [xz]="xz -6 -T1 -c" [xz-T2]="xz -6 -T2 --block-size=$((COMPRESSED_BYTES / COMPRESSED_SHARE[xz-T2] / 4)) -c"
     [bzip2]="bzip2 -9 -c" [lbzip2]="lbzip2 -9 -n 2 -c" [pbzip2]="pbzip2 -9 -p2 -c" [lz4]="lz4 -q -c")
 
+# compressed_of FILE FORMAT: FILE compressed as FORMAT's COMPRESSOR makes it, beside FILE with
+# FORMAT's extension, made the first time; its path. targets.sh's `-z` target takes its gzip file
+# from here too, so that both measure the same bytes.
+compressed_of() {
+    local compressed=$1.${COMPRESSED_EXTENSION[$2]}
+    [[ -f $compressed ]] || ${COMPRESSOR[$2]} "$1" > "$compressed"
+    printf '%s\n' "$compressed"
+}
+
 # mib BYTES: BYTES in MiB, or in KiB below a MiB (tiny runs).
 mib() { if (($1 >> 20)); then echo "$(($1 >> 20)) MiB"; else echo "$(($1 >> 10)) KiB"; fi; }
 
@@ -76,8 +85,7 @@ compressed_section() {
             [[ $text == man || $format != [lp]bzip2 ]] || continue
             file=$(text_file "$text" $((COMPRESSED_BYTES / COMPRESSED_SHARE[$format])))
             gz=$file.gz zst=$file.zst
-            compressed=$file.${COMPRESSED_EXTENSION[$format]}
-            [[ -f $compressed ]] || ${COMPRESSOR[$format]} "$file" > "$compressed"
+            compressed=$(compressed_of "$file" "$format")
             labels=() commands=()
             case $format in
                 gzip)

@@ -16,8 +16,8 @@
 # system time, which hyperfine's JSON otherwise gives as means only.
 #
 # `batched -z F.gz` against `igzip -dc F.gz` (ISA-L's own tool, which `-z` decodes gzip with),
-# each alone to /dev/null, F the first quarter of the logs and of the man pages as
-# throughput.sh's compressed section has it (`gzip -6`): rounds.py's shuffled rounds, without a
+# each alone to /dev/null, F.gz the gzip file of throughput.sh's compressed section (the first
+# quarter of the logs and of the man pages, `gzip -6`): rounds.py's shuffled rounds, without a
 # shell, Z_ROUNDS of them (targets-z-TEXT.tsv), for a ratio near 1.1 of runs of 20-40 ms, where a
 # shell's start would be a twentieth of each and the spread between runs is a few percent.
 #
@@ -26,6 +26,8 @@
 
 # shellcheck source=harness/lib.sh
 source "$(dirname "$0")/lib.sh"
+# shellcheck source=harness/compressed.sh
+source "$HARNESS/compressed.sh"
 
 STREAM_MIB=$(by_size 64 512 2048)
 Z_ROUNDS=$(by_size 3 10 30)
@@ -64,9 +66,8 @@ for text in kara logs man; do
 done
 
 for text in logs man; do
-    file=$(text_file "$text" $((TEXT_BYTES / 4)))
-    [[ -f $file.gz ]] || gzip -6 -n -c "$file" > "$file.gz"
-    f=$(q "$file") gz=$(q "$file.gz")
+    file=$(text_file "$text" "$COMPRESSED_BYTES")
+    f=$(q "$file") gz=$(q "$(compressed_of "$file" gzip)")
     same_output "$text -z" "$batched -z $gz" "$batched $f"
     say "$text: $Z_ROUNDS shuffled rounds of batched -z and igzip -dc"
     python3 "$HARNESS/rounds.py" "$Z_ROUNDS" "$RUN_DIR/targets-z-$text.tsv" \

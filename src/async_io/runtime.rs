@@ -30,7 +30,7 @@ fn start(flavor: Flavor) -> Result<Runtime, Error> {
     match flavor {
         Flavor::CurrentThread => Builder::new_current_thread().enable_io().build(),
         Flavor::MultiThread => {
-            let workers = thread::available_parallelism().map_or(1, usize::from);
+            let workers = crate::cli::cores();
             // The thread that builds the runtime runs beside its workers.
             threads_can_start(workers + 1).map_err(failed)?;
             let mut builder = Builder::new_multi_thread();
