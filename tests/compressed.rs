@@ -1198,3 +1198,87 @@ fn decoders_beside_the_reader_give_every_thread_a_short_slice() {
         }
     }
 }
+
+/// Each thread of process `pid`: its name and the cores it may run on, as the kernel lists them;
+/// none once the process has gone.
+#[cfg(target_os = "linux")]
+fn masks(pid: u32) -> Vec<(String, String)> {
+    let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    let allowed = |status: String| {
+        let list = status
+            .lines()
+            .find_map(|line| line.strip_prefix("Cpus_allowed_list:"));
+        list.map(|list| list.trim().to_owned())
+    };
+    tasks
+        .flatten()
+        .filter_map(|task| {
+            let name = fs::read_to_string(task.path().join("comm")).ok()?;
+            let mask = allowed(fs::read_to_string(task.path().join("status")).ok()?)?;
+            Some((name.trim_end().to_owned(), mask))
+        })
+        .collect()
+}
+
+/// docs/CONTRACT.md §12.6: while one decoder decodes a FILE on a thread of its own and its reader
+/// keeps up, every other thread of the binary keeps off the core it runs on. bzip2 on one thread
+/// (`--decoders 1`) decodes tens of times slower than the rendering: looked at as it runs, the
+/// decoder may run anywhere the binary may, every other thread on one core fewer.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_lone_decoder_keeps_its_core_from_the_other_threads() {
+    let ours = masks(std::process::id());
+    let every = &ours[0].1;
+    if !every.contains([',', '-']) {
+        return skip("one core: none to keep");
+    }
+    let bzipped = scratch_file("alone.bz2", &bzip2(&text(100_000)));
+    for variant in defaults() {
+        let mut child = decompressing(variant, &["--decoders", "1"])
+            .arg(&bzipped)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut kept = None;
+        while child.try_wait().unwrap().is_none() {
+            let masks = masks(child.id());
+            let decoder = masks.iter().find(|(name, _)| name == "decode");
+            let others: Vec<&String> = (masks.iter())
+                .filter(|(name, _)| name != "decode")
+                .map(|(_, mask)| mask)
+                .collect();
+            if let Some((_, decoder)) = decoder.filter(|_| others.iter().all(|m| *m != every)) {
+                kept = Some((
+                    decoder.clone(),
+                    others.into_iter().cloned().collect::<Vec<_>>(),
+                ));
+                break;
+            }
+        }
+        child.kill().ok();
+        child.wait().unwrap();
+        let Some((decoder, others)) = kept else {
+            panic!("{}: no core kept", variant.program);
+        };
+        assert_eq!(&decoder, every, "{}: the decoder moved", variant.program);
+        let one_fewer = |mask: &String| cores(mask) + 1 == cores(every);
+        assert!(
+            others.windows(2).all(|two| two[0] == two[1]) && others.iter().all(one_fewer),
+            "{}: {others:?}",
+            variant.program
+        );
+    }
+}
+
+/// How many cores a list of the kernel's (`0-3,6`) holds.
+#[cfg(target_os = "linux")]
+fn cores(list: &str) -> usize {
+    let count = |range: &str| match range.split_once('-') {
+        Some((first, last)) => last.parse::<usize>().unwrap() - first.parse::<usize>().unwrap() + 1,
+        None => 1,
+    };
+    list.split(',').map(count).sum()
+}

@@ -49,6 +49,7 @@ mod format;
 pub mod gzip;
 mod handoff;
 mod lz4;
+mod own_core;
 mod parts;
 mod pool;
 mod pump;

@@ -9,6 +9,7 @@ use std::io::Write;
 use crossbeam_channel::{Receiver, Sender};
 use memchr::memrchr;
 
+use super::own_core::OwnCore;
 use super::spares::Spares;
 use super::{BUFFER, DECODED_HELD};
 
@@ -178,6 +179,10 @@ pub(super) trait Out: Send + 'static {
 
     /// Hands on what is held, at the end.
     fn flush(&mut self);
+
+    /// Told that one decoder fills it, on this thread, to the end: [`ToReader`] keeps a core
+    /// for it ([`OwnCore`]).
+    fn decoding_alone(&mut self) {}
 }
 
 /// A stream's decoded bytes, written to the pipe as each buffer comes, for live input.
@@ -204,6 +209,9 @@ impl Out for PipeOut {
 pub(super) trait Buffers: Send + 'static {
     /// An empty buffer to fill (its bytes of no meaning), or `None` when the reader has gone.
     fn empty(&mut self) -> Option<Vec<u8>>;
+
+    /// [`Out::decoding_alone`].
+    fn decoding_alone(&mut self) {}
 
     /// Hands on a buffer of decoded bytes: false when the reader has gone.
     fn full(&mut self, decoded: Decoded) -> bool;
@@ -303,6 +311,10 @@ impl<B: Buffers> Out for Filling<B> {
         }
         self.buffers.flush();
     }
+
+    fn decoding_alone(&mut self) {
+        self.buffers.decoding_alone();
+    }
 }
 
 impl<B: Buffers> Drop for Filling<B> {
@@ -331,6 +343,8 @@ pub(super) struct ToReader {
     made: usize,
     /// Full buffers not yet sent, fewer than [`SENT_TOGETHER`].
     unsent: Vec<Decoded>,
+    /// Kept for a lone decoder until it first waits for a buffer back.
+    core: OwnCore,
 }
 
 impl ToReader {
@@ -342,6 +356,7 @@ impl ToReader {
             most,
             made: 0,
             unsent: Vec::new(),
+            core: OwnCore::default(),
         }
     }
 
@@ -364,9 +379,17 @@ impl Buffers for ToReader {
                 self.made += 1;
                 Some(SPARE.take().unwrap_or_default())
             }
-            // The reader may be waiting for those held to hand any back.
-            Err(_) => self.send_unsent().then(|| self.empty.recv().ok())?,
+            // The reader may be waiting for those held to hand any back. Waiting, the decoder
+            // is no longer the slower: the other threads may want its core.
+            Err(_) => {
+                self.core.give_back();
+                self.send_unsent().then(|| self.empty.recv().ok())?
+            }
         }
+    }
+
+    fn decoding_alone(&mut self) {
+        self.core.keep();
     }
 
     fn full(&mut self, decoded: Decoded) -> bool {
@@ -375,6 +398,7 @@ impl Buffers for ToReader {
     }
 
     fn flush(&mut self) {
+        self.core.give_back();
         self.send_unsent();
     }
 }
@@ -523,6 +547,65 @@ mod tests {
                     "buffer {} left a partial line of {} uncut", n, partial);
             }
         }
+    }
+
+    /// A lone decoder keeps its core from the other threads (CONTRACT §12.6) until it must wait
+    /// for a buffer back, and gives it back before that wait, or at its end.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_lone_decoder_gives_its_core_back_before_it_waits_or_at_its_end() {
+        use std::time::{Duration, Instant};
+
+        use rustix::thread::gettid;
+
+        use super::super::own_core::tests::{mask, may_keep_a_core};
+
+        let _turn = may_keep_a_core();
+        let every = mask(gettid());
+        if every.count() < 2 {
+            return;
+        }
+        let (started, reader) = bounded(1);
+        let (to_reader, full) = bounded(2);
+        let (to_decoder, empty) = bounded(2);
+        // Takes the two buffers sent together, then hands one back once its core is back, or
+        // after 10 s: its mask then.
+        let reading = std::thread::spawn(move || {
+            started.send(gettid()).unwrap();
+            let taken: Vec<Decoded> = full.iter().take(2).collect();
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while mask(gettid()) != every && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            let back = mask(gettid());
+            to_decoder.send(Vec::new()).unwrap();
+            // Holds the buffers until the decoder has taken one back.
+            let _ = full.recv();
+            (back, taken.len())
+        });
+        let reader = reader.recv().unwrap();
+        let decoded_two = |buffers: &mut ToReader| {
+            buffers.decoding_alone();
+            for _ in 0..2 {
+                let bytes = buffers.empty().unwrap();
+                assert!(buffers.full(Decoded { bytes, len: 0 }));
+            }
+            assert_eq!(mask(reader).count() + 1, every.count(), "kept");
+        };
+        let mut ends = ToReader::new(to_reader.clone(), empty.clone(), 2);
+        let mut waits = ToReader::new(to_reader, empty, 2);
+        decoded_two(&mut waits);
+        assert!(waits.empty().is_some());
+        assert_eq!(mask(reader), every);
+        // The reader waits for one more buffer, and gets the end's.
+        decoded_two(&mut ends);
+        ends.flush();
+        assert_eq!(mask(reader), every, "given back at the end");
+        assert_eq!(
+            reading.join().unwrap(),
+            (every, 2),
+            "given back before the wait"
+        );
     }
 
     /// Full buffers go to the reader two at a time, and all of them before the decoder waits for

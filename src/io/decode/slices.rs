@@ -29,6 +29,14 @@ pub(crate) fn ask_short() {
     });
 }
 
+/// The process's threads, by the numbers the kernel knows them by (none without `/proc`): a
+/// thread started while they are read may be missed.
+#[cfg(target_os = "linux")]
+pub(super) fn process_threads() -> impl Iterator<Item = libc::pid_t> {
+    let threads = std::fs::read_dir("/proc/self/task").into_iter().flatten();
+    threads.filter_map(|thread| thread.ok()?.file_name().to_str()?.parse().ok())
+}
+
 #[cfg(target_os = "linux")]
 mod linux {
     use std::mem;
@@ -39,14 +47,7 @@ mod linux {
     /// Gives each thread of the process `slice` nanoseconds, keeping its policy and nice value. A
     /// thread started while this runs may be missed; one started after takes its starter's.
     pub(super) fn ask_every_thread(slice: u64) {
-        let Ok(threads) = std::fs::read_dir("/proc/self/task") else {
-            return;
-        };
-        for thread in threads.flatten() {
-            if let Some(tid) = thread.file_name().to_str().and_then(|tid| tid.parse().ok()) {
-                ask(tid, slice);
-            }
-        }
+        super::process_threads().for_each(|tid| ask(tid, slice));
     }
 
     /// Gives thread `tid` `slice` nanoseconds if it is scheduled fairly (a real-time thread has no

@@ -34,6 +34,15 @@ pub(super) fn run(
             (format, start, NonZeroUsize::MIN)
         }
     };
+    // One decoder on this thread, unless bzip2's blocks or xz's go on several (CONTRACT §12.6).
+    let alone = match format {
+        Format::Bzip2 => threads.get() == 1,
+        Format::Xz => xz_threads.get() == 1,
+        _ => true,
+    };
+    if alone {
+        out.decoding_alone();
+    }
     let most = source.most;
     let input = Cursor::new(start).chain(source);
     let buffered = |input| BufReader::with_capacity(most, input);
@@ -250,6 +259,8 @@ mod tests {
     struct Gathered {
         room: Vec<u8>,
         out: Vec<u8>,
+        /// Told that one decoder fills it.
+        alone: bool,
     }
 
     impl Out for Gathered {
@@ -263,6 +274,10 @@ mod tests {
         }
 
         fn flush(&mut self) {}
+
+        fn decoding_alone(&mut self) {
+            self.alone = true;
+        }
     }
 
     /// What [`run`] makes of a regular file of `bytes`, sniffed here, under the deadline: the
@@ -273,10 +288,41 @@ mod tests {
             let mut out = Gathered {
                 room: vec![0; 10_007],
                 out: Vec::new(),
+                alone: false,
             };
             let ended = run(Undecoded::new(source), None, threads, &mut out);
             (out.out, ended)
         })
+    }
+
+    /// One decoder on the thread says so, to keep a core for it (CONTRACT §12.6): every format
+    /// but bzip2 and xz given more threads, which decode on several; a stream sniffed as xz
+    /// decodes on one.
+    #[test]
+    fn a_decoder_alone_says_so() {
+        let text = text(0..2_000);
+        let formats = [
+            (Some(Format::Gzip), gzip(&text), [true, true]),
+            (Some(Format::Zstd), zstd(&text), [true, true]),
+            (Some(Format::Lz4), lz4(&text), [true, true]),
+            (Some(Format::Bzip2), bzip2(&text), [true, false]),
+            (Some(Format::Xz), xz(&text), [true, false]),
+            (None, xz(&text), [true, true]),
+        ];
+        for (format, bytes, alone) in formats {
+            for (threads, alone) in [1, 2].into_iter().zip(alone) {
+                let source = Undecoded::new(file_of(&bytes));
+                let mut out = Gathered {
+                    room: vec![0; 10_007],
+                    out: Vec::new(),
+                    alone: false,
+                };
+                let threads = NonZeroUsize::new(threads).unwrap();
+                run(source, format, threads, &mut out).unwrap();
+                assert_eq!(out.out, text);
+                assert_eq!(out.alone, alone, "{format:?} on {threads}");
+            }
+        }
     }
 
     /// `bytes` as xz's legacy `.lzma`, made by liblzma as `xz --format=lzma` makes it.

@@ -1,0 +1,336 @@
+//! A core of its own for a lone decoder (CONTRACT §12.6): while one thread decodes a FILE and
+//! the reader keeps up with it, every other thread of the process keeps off the core it runs on.
+//!
+//! The kernel puts a thread that the decoder wakes beside the decoder (a producer and its
+//! consumer look best on one core), and there the reader and the rendering take turns with the
+//! decoder they wait on. `batched -z` of a 64 MiB gzip file on 2 cores waited for its reader up
+//! to 64 times a run, at every fourth buffer of 256, and took 1.08-1.15x `igzip -dc`'s time; with
+//! the others kept off the decoder's core, 0-2 times and 1.05-1.07x (docs/DECOMPRESS.md). The
+//! decoder itself stays free to move, away from another process's busy loop.
+//!
+//! Given back at the decoder's first wait for its reader, where the rendering is the slower
+//! (LZ4, or a machine busy enough that the others want every core), and at its end. Beside
+//! another process's busy loop the others share one core with it until that first wait, a few
+//! milliseconds into a run.
+//!
+//! A hint, as the short slice (`slices.rs`) is: where it cannot be given (one core allowed, no
+//! `/proc`, a sandbox refusing the call), nothing changes and nothing is said. One decoder keeps a
+//! core at a time, so that each thread's own mask is what it gets back.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Whether a decoder keeps its core now.
+static KEEPING: AtomicBool = AtomicBool::new(false);
+
+/// The calling thread's core, kept from the process's other threads between [`keep`](Self::keep)
+/// and [`give_back`](Self::give_back) (or the drop).
+#[derive(Debug, Default)]
+pub(super) struct OwnCore(State);
+
+#[derive(Debug, Default)]
+enum State {
+    /// Not kept yet: [`OwnCore::keep`] may keep it.
+    #[default]
+    Unasked,
+    Kept(platform::Kept),
+    /// Given back, or never to be kept: the decoder waited for its reader.
+    Done,
+}
+
+impl OwnCore {
+    /// Keeps the calling thread's core from every other thread of the process, unless it was
+    /// given back before, another decoder keeps one, or the process may run on one core only.
+    pub(super) fn keep(&mut self) {
+        if !matches!(self.0, State::Unasked) || !may_keep() {
+            return;
+        }
+        if KEEPING.swap(true, Ordering::Acquire) {
+            return;
+        }
+        match platform::keep() {
+            Some(kept) => self.0 = State::Kept(kept),
+            None => KEEPING.store(false, Ordering::Release),
+        }
+    }
+
+    /// Lets the other threads back on the core, for good: each gets its own mask back, and a
+    /// thread started since gets the core added to its own.
+    pub(super) fn give_back(&mut self) {
+        if let State::Kept(kept) = std::mem::replace(&mut self.0, State::Done) {
+            platform::give_back(kept);
+            KEEPING.store(false, Ordering::Release);
+        }
+    }
+}
+
+impl Drop for OwnCore {
+    fn drop(&mut self) {
+        self.give_back();
+    }
+}
+
+/// Whether this thread may keep a core: any may, but in the library's tests only a thread that
+/// asks to, as the tests run side by side in one process, where a keeper moves other tests'
+/// threads.
+#[cfg(not(test))]
+fn may_keep() -> bool {
+    true
+}
+
+#[cfg(test)]
+fn may_keep() -> bool {
+    tests::MAY_KEEP.get()
+}
+
+#[cfg(target_os = "linux")]
+mod platform {
+    use rustix::thread::{CpuSet, Pid, gettid, sched_getaffinity, sched_getcpu, sched_setaffinity};
+
+    use super::super::slices::process_threads;
+
+    /// What keeping a core changed.
+    #[derive(Debug)]
+    pub(super) struct Kept {
+        core: usize,
+        /// The threads there when it was kept.
+        seen: Vec<Pid>,
+        /// Those whose mask lost the core, with the mask they had and the one they were given.
+        moved: Vec<(Pid, CpuSet, CpuSet)>,
+    }
+
+    /// Takes the calling thread's core out of every other thread's mask that has another core.
+    pub(super) fn keep() -> Option<Kept> {
+        let core = sched_getcpu();
+        let this = gettid();
+        let seen: Vec<Pid> = others(this).collect();
+        let moved = (seen.iter())
+            .filter_map(|&thread| {
+                let mask = sched_getaffinity(Some(thread)).ok()?;
+                let mut off = mask;
+                off.unset(core);
+                let moved = mask.is_set(core) && off.count() > 0;
+                (moved && sched_setaffinity(Some(thread), &off).is_ok())
+                    .then_some((thread, mask, off))
+            })
+            .collect::<Vec<_>>();
+        (!moved.is_empty()).then_some(Kept { core, seen, moved })
+    }
+
+    /// Gives each thread moved its mask back, unless it has set one of its own since, and a
+    /// thread started since, which took its starter's mask without the core, the core; a thread
+    /// gone is passed over, so that a number the kernel has given to another process's thread is
+    /// never touched.
+    pub(super) fn give_back(kept: Kept) {
+        for thread in others(gettid()) {
+            let Ok(mut mask) = sched_getaffinity(Some(thread)) else {
+                continue;
+            };
+            match kept.moved.iter().find(|(moved, ..)| *moved == thread) {
+                Some((_, own, given)) if mask == *given => mask = *own,
+                Some(_) => continue,
+                None if kept.seen.contains(&thread) => continue,
+                None => mask.set(kept.core),
+            }
+            let _ = sched_setaffinity(Some(thread), &mask);
+        }
+    }
+
+    /// The process's threads but `this`.
+    fn others(this: Pid) -> impl Iterator<Item = Pid> {
+        process_threads()
+            .filter_map(Pid::from_raw)
+            .filter(move |&thread| thread != this)
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+mod platform {
+    /// Nothing: other systems keep no core.
+    #[derive(Debug)]
+    pub(super) struct Kept;
+
+    pub(super) fn keep() -> Option<Kept> {
+        None
+    }
+
+    pub(super) fn give_back(_: Kept) {}
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use std::cell::Cell;
+    use std::sync::{Mutex, MutexGuard, PoisonError};
+
+    thread_local! {
+        /// [`may_keep`](super::may_keep).
+        pub(super) static MAY_KEEP: Cell<bool> = const { Cell::new(false) };
+    }
+
+    /// Lets this thread keep a core, one test at a time: returns the turn, held to its end.
+    pub(in super::super) fn may_keep_a_core() -> MutexGuard<'static, ()> {
+        static TURN: Mutex<()> = Mutex::new(());
+        let turn = TURN.lock().unwrap_or_else(PoisonError::into_inner);
+        MAY_KEEP.set(true);
+        turn
+    }
+
+    /// Thread `thread`'s mask.
+    #[cfg(target_os = "linux")]
+    pub(in super::super) fn mask(thread: rustix::thread::Pid) -> rustix::thread::CpuSet {
+        rustix::thread::sched_getaffinity(Some(thread)).unwrap()
+    }
+
+    #[cfg(target_os = "linux")]
+    mod linux {
+        use std::sync::mpsc;
+        use std::thread;
+
+        use rustix::thread::{CpuSet, gettid, sched_setaffinity};
+
+        use super::super::*;
+        use super::{mask, may_keep_a_core};
+
+        /// A core kept by this thread, which may keep one.
+        fn kept() -> OwnCore {
+            let mut core = OwnCore::default();
+            core.keep();
+            assert!(matches!(core.0, State::Kept(_)), "no core kept");
+            core
+        }
+
+        /// A thread that runs `body` on what is sent, in turn, and sends back what it returns.
+        fn helper<T: Send + 'static, R: Send + 'static>(
+            body: impl Fn(T) -> R + Send + 'static,
+        ) -> (mpsc::Sender<T>, mpsc::Receiver<R>) {
+            let (tell, told) = mpsc::channel();
+            let (answer, answers) = mpsc::channel();
+            thread::spawn(move || {
+                for asked in told {
+                    if answer.send(body(asked)).is_err() {
+                        return;
+                    }
+                }
+            });
+            (tell, answers)
+        }
+
+        /// Every other thread loses the keeper's core, and one they start while it is kept
+        /// starts without it; given back, each has its mask again, and the one started since
+        /// has the core added to its own. Where the process may run on one core, nothing is kept.
+        #[test]
+        fn the_other_threads_keep_off_the_core_until_it_is_given_back() {
+            let _turn = may_keep_a_core();
+            let every = mask(gettid());
+            // The helper's number, and a thread it starts when asked, waiting until dropped.
+            let (ask, told) = helper(|start: bool| {
+                let started = start.then(|| {
+                    let (started, tid) = mpsc::channel();
+                    let (end, ended) = mpsc::channel::<()>();
+                    thread::spawn(move || {
+                        started.send(gettid()).unwrap();
+                        let _ = ended.recv();
+                    });
+                    (tid.recv().unwrap(), end)
+                });
+                (gettid(), started)
+            });
+            ask.send(false).unwrap();
+            let (helper, _) = told.recv().unwrap();
+            let mut core = OwnCore::default();
+            core.keep();
+            if every.count() < 2 {
+                assert!(
+                    !matches!(core.0, State::Kept(_)),
+                    "one core: nothing to keep"
+                );
+                return;
+            }
+            assert!(matches!(core.0, State::Kept(_)), "no core kept");
+            let off = mask(helper);
+            assert_eq!(off.count() + 1, every.count(), "one core taken out");
+            ask.send(true).unwrap();
+            let (_, started) = told.recv().unwrap();
+            let (child, _end) = started.unwrap();
+            assert_eq!(mask(child), off, "started without the core");
+            core.give_back();
+            assert_eq!((mask(helper), mask(child)), (every, every));
+        }
+
+        /// Kept from one core: a thread whose mask is that core alone, or lacks it, keeps its
+        /// mask throughout, as does one that sets its own while the core is kept.
+        #[test]
+        fn a_thread_that_has_or_sets_a_mask_of_its_own_keeps_it() {
+            let _turn = may_keep_a_core();
+            let every = mask(gettid());
+            let cores: Vec<usize> = (0..CpuSet::MAX_CPU).filter(|&n| every.is_set(n)).collect();
+            let [kept_core, other, ..] = cores[..] else {
+                return;
+            };
+            let only = |core| {
+                let mut mask = CpuSet::new();
+                mask.set(core);
+                mask
+            };
+            // Threads that set their mask to what they are sent and tell their number.
+            let setting = || {
+                helper(|wanted: CpuSet| {
+                    sched_setaffinity(None, &wanted).unwrap();
+                    gettid()
+                })
+            };
+            let [
+                (alone, alone_is),
+                (without, without_is),
+                (setting, setting_is),
+            ] = [setting(), setting(), setting()];
+            alone.send(only(kept_core)).unwrap();
+            without.send(only(other)).unwrap();
+            setting.send(every).unwrap();
+            let alone = alone_is.recv().unwrap();
+            let without = without_is.recv().unwrap();
+            let sets = setting_is.recv().unwrap();
+            // The keeper on that one core, so that it keeps that one.
+            sched_setaffinity(None, &only(kept_core)).unwrap();
+            let mut core = kept();
+            let during = (mask(alone), mask(without));
+            setting.send(only(kept_core)).unwrap();
+            setting_is.recv().unwrap();
+            core.give_back();
+            sched_setaffinity(None, &every).unwrap();
+            assert_eq!(during, (only(kept_core), only(other)), "while kept");
+            assert_eq!((mask(alone), mask(without)), during, "given back");
+            assert_eq!(mask(sets), only(kept_core), "its own, set while kept");
+        }
+
+        /// One decoder keeps a core at a time: a second keeps none until the first gives its
+        /// back, and a core given back is not kept again.
+        #[test]
+        fn one_keeper_at_a_time_and_a_core_given_back_is_not_kept_again() {
+            let _turn = may_keep_a_core();
+            if mask(gettid()).count() < 2 {
+                return;
+            }
+            let mut first = kept();
+            let (keep, kept_there) = helper(|(): ()| {
+                let mut second = OwnCore::default();
+                super::MAY_KEEP.set(true);
+                second.keep();
+                matches!(second.0, State::Kept(_))
+            });
+            keep.send(()).unwrap();
+            assert!(!kept_there.recv().unwrap(), "two kept at once");
+            first.give_back();
+            first.keep();
+            assert!(matches!(first.0, State::Done), "kept again");
+            keep.send(()).unwrap();
+            assert!(
+                kept_there.recv().unwrap(),
+                "none kept once the first is given back"
+            );
+            assert!(
+                !KEEPING.load(Ordering::Acquire),
+                "a dropped keeper gives its core back"
+            );
+        }
+    }
+}
