@@ -1222,20 +1222,22 @@ fn masks(pid: u32) -> Vec<(String, String)> {
         .collect()
 }
 
-/// docs/CONTRACT.md §12.6: while one decoder decodes a FILE on a thread of its own and its reader
-/// keeps up, every other thread of the binary keeps off the core it runs on. bzip2 on one thread
-/// (`--decoders 1`) decodes tens of times slower than the rendering: looked at as it runs, the
-/// decoder may run anywhere the binary may, every other thread on one core fewer.
+/// docs/CONTRACT.md §12.6: while one decoder decodes a FILE on a thread of its own, its reader
+/// keeps up and the machine has a core to spare, every other thread of the binary keeps off the
+/// core it runs on. bzip2 on one thread (`--decoders 1`) decodes tens of times slower than the
+/// rendering: looked at every millisecond as it runs, the decoder may run anywhere the binary may,
+/// every other thread on one core fewer. Other processes running (the other tests' binaries,
+/// this test's own looking) leave no core to spare: a binary is run again until one is kept.
 #[cfg(target_os = "linux")]
 #[test]
 fn a_lone_decoder_keeps_its_core_from_the_other_threads() {
     let ours = masks(std::process::id());
     let every = &ours[0].1;
-    if !every.contains([',', '-']) {
+    if cores(every) < 2 {
         return skip("one core: none to keep");
     }
     let bzipped = scratch_file("alone.bz2", &bzip2(&text(100_000)));
-    for variant in defaults() {
+    let kept_in = |variant: &Variant| {
         let mut child = decompressing(variant, &["--decoders", "1"])
             .arg(&bzipped)
             .stdin(Stdio::null())
@@ -1243,25 +1245,33 @@ fn a_lone_decoder_keeps_its_core_from_the_other_threads() {
             .spawn()
             .unwrap();
         let mut kept = None;
-        while child.try_wait().unwrap().is_none() {
+        while kept.is_none() && child.try_wait().unwrap().is_none() {
             let masks = masks(child.id());
-            let decoder = masks.iter().find(|(name, _)| name == "decode");
-            let others: Vec<&String> = (masks.iter())
-                .filter(|(name, _)| name != "decode")
-                .map(|(_, mask)| mask)
-                .collect();
-            if let Some((_, decoder)) = decoder.filter(|_| others.iter().all(|m| *m != every)) {
-                kept = Some((
-                    decoder.clone(),
-                    others.into_iter().cloned().collect::<Vec<_>>(),
-                ));
-                break;
+            let (decoder, others): (Vec<_>, Vec<_>) =
+                masks.into_iter().partition(|(name, _)| name == "decode");
+            let others: Vec<String> = others.into_iter().map(|(_, mask)| mask).collect();
+            if let [(_, decoder)] = &decoder[..]
+                && others.iter().all(|mask| mask != every)
+            {
+                kept = Some((decoder.clone(), others));
             }
+            thread::sleep(Duration::from_millis(1));
         }
         child.kill().ok();
         child.wait().unwrap();
-        let Some((decoder, others)) = kept else {
-            panic!("{}: no core kept", variant.program);
+        kept
+    };
+    for variant in defaults() {
+        let started = std::time::Instant::now();
+        let (decoder, others) = loop {
+            if let Some(kept) = kept_in(variant) {
+                break kept;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(120),
+                "{}: no core kept in 120 s",
+                variant.program
+            );
         };
         assert_eq!(&decoder, every, "{}: the decoder moved", variant.program);
         let one_fewer = |mask: &String| cores(mask) + 1 == cores(every);

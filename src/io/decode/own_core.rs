@@ -8,10 +8,10 @@
 //! the others kept off the decoder's core, 0-2 times and 1.05-1.07x (docs/DECOMPRESS.md). The
 //! decoder itself stays free to move, away from another process's busy loop.
 //!
-//! Given back at the decoder's first wait for its reader, where the rendering is the slower
-//! (LZ4, or a machine busy enough that the others want every core), and at its end. Beside
-//! another process's busy loop the others share one core with it until that first wait, a few
-//! milliseconds into a run.
+//! Kept only where the machine has a core to spare: beside another process's busy loop on 2
+//! cores, the others shared the loop's core until the decoder's first wait, and a run took up to
+//! a quarter longer. Given back at the decoder's first wait for its reader, where the rendering
+//! is the slower (LZ4, or a machine that became busy), and at its end.
 //!
 //! A hint, as the short slice (`slices.rs`) is: where it cannot be given (one core allowed, no
 //! `/proc`, a sandbox refusing the call), nothing changes and nothing is said. One decoder keeps a
@@ -38,12 +38,13 @@ enum State {
 }
 
 impl OwnCore {
-    /// Keeps the calling thread's core from every other thread of the process, unless it was
-    /// given back before, another decoder keeps one, or the process may run on one core only.
+    /// Keeps the calling thread's core from every other thread of the process, once: not where
+    /// another decoder keeps one, or the machine has no core to spare ([`core_to_spare`]).
     pub(super) fn keep(&mut self) {
         if !matches!(self.0, State::Unasked) || !may_keep() {
             return;
         }
+        self.0 = State::Done;
         if KEEPING.swap(true, Ordering::Acquire) {
             return;
         }
@@ -51,6 +52,12 @@ impl OwnCore {
             Some(kept) => self.0 = State::Kept(kept),
             None => KEEPING.store(false, Ordering::Release),
         }
+    }
+
+    /// Whether the core is kept now.
+    #[cfg(test)]
+    pub(super) fn is_kept(&self) -> bool {
+        matches!(self.0, State::Kept(_))
     }
 
     /// Lets the other threads back on the core, for good: each gets its own mask back, and a
@@ -67,6 +74,13 @@ impl Drop for OwnCore {
     fn drop(&mut self) {
         self.give_back();
     }
+}
+
+/// Whether the machine has a core to spare for a decoder alone, where `others` threads of other
+/// processes are running or waiting to and the process may run on `cores`: one for the decoder,
+/// and one at least for the process's other threads beside the others'.
+fn core_to_spare(others: usize, cores: usize) -> bool {
+    others + 2 <= cores
 }
 
 /// Whether this thread may keep a core: any may, but in the library's tests only a thread that
@@ -98,14 +112,31 @@ mod platform {
         moved: Vec<(Pid, CpuSet, CpuSet)>,
     }
 
-    /// Takes the calling thread's core out of every other thread's mask that has another core.
+    /// Takes the calling thread's core out of every other thread's mask that has another core,
+    /// where the machine has a core to spare.
     pub(super) fn keep() -> Option<Kept> {
         let core = sched_getcpu();
-        let this = gettid();
-        let seen: Vec<Pid> = others(this).collect();
-        let moved = (seen.iter())
-            .filter_map(|&thread| {
-                let mask = sched_getaffinity(Some(thread)).ok()?;
+        let masks: Vec<(Pid, CpuSet)> = others(gettid())
+            .filter_map(|thread| Some((thread, sched_getaffinity(Some(thread)).ok()?)))
+            .collect();
+        // The cores the process may run on: those of any of its threads.
+        let mut cores = sched_getaffinity(None).ok()?;
+        for (_, mask) in &masks {
+            (0..CpuSet::MAX_CPU)
+                .filter(|&n| mask.is_set(n))
+                .for_each(|n| cores.set(n));
+        }
+        let ours = 1 + masks
+            .iter()
+            .filter(|(thread, _)| is_running(*thread))
+            .count();
+        let others = running_on_the_machine()?.saturating_sub(ours);
+        if !super::core_to_spare(others, cores.count() as usize) {
+            return None;
+        }
+        let seen = masks.iter().map(|&(thread, _)| thread).collect();
+        let moved = (masks.into_iter())
+            .filter_map(|(thread, mask)| {
                 let mut off = mask;
                 off.unset(core);
                 let moved = mask.is_set(core) && off.count() > 0;
@@ -133,6 +164,24 @@ mod platform {
             }
             let _ = sched_setaffinity(Some(thread), &mask);
         }
+    }
+
+    /// Whether this process's thread `thread` is running or waiting to (state `R`).
+    fn is_running(thread: Pid) -> bool {
+        let stat = std::fs::read_to_string(format!("/proc/self/task/{}/stat", thread.as_raw_pid()));
+        // The state follows the name, which may hold anything, in parentheses.
+        stat.is_ok_and(|stat| {
+            stat.rsplit_once(") ")
+                .is_some_and(|(_, rest)| rest.starts_with('R'))
+        })
+    }
+
+    /// How many threads of the whole machine are running or waiting to, as the kernel counts them
+    /// (`/proc/loadavg`'s fourth field, before the slash).
+    fn running_on_the_machine() -> Option<usize> {
+        let loadavg = std::fs::read_to_string("/proc/loadavg").ok()?;
+        let (running, _) = loadavg.split_whitespace().nth(3)?.split_once('/')?;
+        running.parse().ok()
     }
 
     /// The process's threads but `this`.
@@ -174,6 +223,15 @@ pub(super) mod tests {
         turn
     }
 
+    /// A core is spare where the other processes' running threads leave one beside the
+    /// decoder's: on 2 cores, none may run.
+    #[test]
+    fn a_core_is_spare_where_others_leave_one_beside_the_decoders() {
+        let cases = [(0, 1), (0, 2), (1, 2), (2, 4), (14, 16), (15, 16)];
+        let spare = cases.map(|(others, cores)| super::core_to_spare(others, cores));
+        assert_eq!(spare, [false, true, false, true, true, false]);
+    }
+
     /// Thread `thread`'s mask.
     #[cfg(target_os = "linux")]
     pub(in super::super) fn mask(thread: rustix::thread::Pid) -> rustix::thread::CpuSet {
@@ -182,20 +240,29 @@ pub(super) mod tests {
 
     #[cfg(target_os = "linux")]
     mod linux {
+        use std::process::{Command, Stdio};
         use std::sync::mpsc;
         use std::thread;
+        use std::time::{Duration, Instant};
 
         use rustix::thread::{CpuSet, gettid, sched_setaffinity};
 
         use super::super::*;
         use super::{mask, may_keep_a_core};
 
-        /// A core kept by this thread, which may keep one.
+        /// A core kept by this thread, which may keep one, once the machine has one to spare:
+        /// other processes may be running for a while.
         fn kept() -> OwnCore {
-            let mut core = OwnCore::default();
-            core.keep();
-            assert!(matches!(core.0, State::Kept(_)), "no core kept");
-            core
+            let deadline = Instant::now() + Duration::from_secs(60);
+            loop {
+                let mut core = OwnCore::default();
+                core.keep();
+                if core.is_kept() {
+                    return core;
+                }
+                assert!(Instant::now() < deadline, "no core kept in 60 s");
+                thread::sleep(Duration::from_millis(10));
+            }
         }
 
         /// A thread that runs `body` on what is sent, in turn, and sends back what it returns.
@@ -236,16 +303,13 @@ pub(super) mod tests {
             });
             ask.send(false).unwrap();
             let (helper, _) = told.recv().unwrap();
-            let mut core = OwnCore::default();
-            core.keep();
             if every.count() < 2 {
-                assert!(
-                    !matches!(core.0, State::Kept(_)),
-                    "one core: nothing to keep"
-                );
+                let mut core = OwnCore::default();
+                core.keep();
+                assert!(!core.is_kept(), "one core: nothing to keep");
                 return;
             }
-            assert!(matches!(core.0, State::Kept(_)), "no core kept");
+            let mut core = kept();
             let off = mask(helper);
             assert_eq!(off.count() + 1, every.count(), "one core taken out");
             ask.send(true).unwrap();
@@ -302,6 +366,34 @@ pub(super) mod tests {
             assert_eq!(mask(sets), only(kept_core), "its own, set while kept");
         }
 
+        /// Beside other processes' busy loops, one for each core but one, no core is kept; once
+        /// they end, one is.
+        #[test]
+        fn no_core_is_kept_beside_busy_loops_on_every_core_but_one() {
+            let _turn = may_keep_a_core();
+            let cores = mask(gettid()).count() as usize;
+            let mut loops: Vec<_> = (1..cores)
+                .map(|_| {
+                    let mut busy = Command::new("sh");
+                    busy.args(["-c", "while :; do :; done"])
+                        .stdin(Stdio::null());
+                    busy.spawn().unwrap()
+                })
+                .collect();
+            let mut core = OwnCore::default();
+            core.keep();
+            let beside = core.is_kept();
+            drop(core);
+            for busy in &mut loops {
+                busy.kill().unwrap();
+                busy.wait().unwrap();
+            }
+            assert!(!beside, "kept beside {} busy loops", cores - 1);
+            if cores > 1 {
+                drop(kept());
+            }
+        }
+
         /// One decoder keeps a core at a time: a second keeps none until the first gives its
         /// back, and a core given back is not kept again.
         #[test]
@@ -315,7 +407,7 @@ pub(super) mod tests {
                 let mut second = OwnCore::default();
                 super::MAY_KEEP.set(true);
                 second.keep();
-                matches!(second.0, State::Kept(_))
+                second.is_kept()
             });
             keep.send(()).unwrap();
             assert!(!kept_there.recv().unwrap(), "two kept at once");
