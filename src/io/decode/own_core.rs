@@ -33,7 +33,7 @@ enum State {
     #[default]
     Unasked,
     Kept(platform::Kept),
-    /// Given back, or never to be kept: the decoder waited for its reader.
+    /// Asked for once already: kept and given back, or not kept.
     Done,
 }
 
