@@ -10,8 +10,8 @@
 //!
 //! Kept only where the machine has a core to spare: beside another process's busy loop on 2
 //! cores, the others shared the loop's core until the decoder's first wait, and a run took up to
-//! a quarter longer. Given back at the decoder's first wait for its reader, where the rendering
-//! is the slower (LZ4, or a machine that became busy), and at its end.
+//! a quarter longer. Given back at the decoder's first wait for its reader under way (`ToReader`),
+//! where the rendering is the slower (LZ4, or a machine that became busy), and at its end.
 //!
 //! A hint, as the short slice (`slices.rs`) is: where it cannot be given (one core allowed, no
 //! `/proc`, a sandbox refusing the call), nothing changes and nothing is said. One decoder keeps a
