@@ -570,8 +570,7 @@ mod tests {
 
         use super::super::own_core::tests::{mask, may_keep_a_core};
 
-        let _turn = may_keep_a_core();
-        let every = mask(gettid());
+        let (_turn, every) = may_keep_a_core();
         if every.count() < 2 {
             return;
         }
@@ -599,13 +598,13 @@ mod tests {
         let reader = reader.recv().unwrap();
         // Kept once the machine has a core to spare: other processes may run for a while.
         let kept = |buffers: &mut ToReader| {
-            let deadline = Instant::now() + Duration::from_secs(60);
+            let deadline = Instant::now() + Duration::from_secs(10);
             while {
                 buffers.core = OwnCore::default();
                 buffers.decoding_alone();
                 !buffers.core.is_kept()
             } {
-                assert!(Instant::now() < deadline, "no core kept in 60 s");
+                assert!(Instant::now() < deadline, "no core kept in 10 s");
                 std::thread::sleep(Duration::from_millis(10));
             }
             assert_eq!(mask(reader).count() + 1, every.count(), "kept");
@@ -802,6 +801,27 @@ mod tests {
             assert!(kept.full(Decoded { bytes, len: 0 }) && !kept.overflowed);
         }
         assert!(kept.empty().is_none() && kept.overflowed);
+    }
+
+    /// Told that one decoder fills it, a `Filling` tells its buffers, where `ToReader` keeps
+    /// the core.
+    #[test]
+    fn filling_tells_its_buffers_of_a_decoder_alone() {
+        struct Told(bool);
+        impl Buffers for Told {
+            fn empty(&mut self) -> Option<Vec<u8>> {
+                None
+            }
+            fn full(&mut self, _: Decoded) -> bool {
+                false
+            }
+            fn decoding_alone(&mut self) {
+                self.0 = true;
+            }
+        }
+        let mut filling = Filling::new(Told(false));
+        filling.decoding_alone();
+        assert!(filling.buffers.0);
     }
 
     /// A piece decoded elsewhere goes on alone when nothing is held: no empty buffer before it.

@@ -215,12 +215,17 @@ pub(super) mod tests {
         pub(super) static MAY_KEEP: Cell<bool> = const { Cell::new(false) };
     }
 
-    /// Lets this thread keep a core, one test at a time: returns the turn, held to its end.
-    pub(in super::super) fn may_keep_a_core() -> MutexGuard<'static, ()> {
+    /// Lets this thread keep a core, one test at a time: returns the turn, held to its end, and
+    /// the cores the process may run on, as the first turn found them, before any was kept (a
+    /// thread's own mask may lack one where a core was not given back).
+    #[cfg(target_os = "linux")]
+    pub(in super::super) fn may_keep_a_core() -> (MutexGuard<'static, ()>, rustix::thread::CpuSet) {
         static TURN: Mutex<()> = Mutex::new(());
+        static EVERY: std::sync::OnceLock<rustix::thread::CpuSet> = std::sync::OnceLock::new();
         let turn = TURN.lock().unwrap_or_else(PoisonError::into_inner);
+        let every = *EVERY.get_or_init(|| mask(rustix::thread::gettid()));
         MAY_KEEP.set(true);
-        turn
+        (turn, every)
     }
 
     /// A core is spare where the other processes' running threads leave one beside the
@@ -251,16 +256,16 @@ pub(super) mod tests {
         use super::{mask, may_keep_a_core};
 
         /// A core kept by this thread, which may keep one, once the machine has one to spare:
-        /// other processes may be running for a while.
+        /// other processes may be running for a while, but not for long while tests run.
         fn kept() -> OwnCore {
-            let deadline = Instant::now() + Duration::from_secs(60);
+            let deadline = Instant::now() + Duration::from_secs(10);
             loop {
                 let mut core = OwnCore::default();
                 core.keep();
                 if core.is_kept() {
                     return core;
                 }
-                assert!(Instant::now() < deadline, "no core kept in 60 s");
+                assert!(Instant::now() < deadline, "no core kept in 10 s");
                 thread::sleep(Duration::from_millis(10));
             }
         }
@@ -286,8 +291,7 @@ pub(super) mod tests {
         /// has the core added to its own. Where the process may run on one core, nothing is kept.
         #[test]
         fn the_other_threads_keep_off_the_core_until_it_is_given_back() {
-            let _turn = may_keep_a_core();
-            let every = mask(gettid());
+            let (_turn, every) = may_keep_a_core();
             // The helper's number, and a thread it starts when asked, waiting until dropped.
             let (ask, told) = helper(|start: bool| {
                 let started = start.then(|| {
@@ -324,8 +328,7 @@ pub(super) mod tests {
         /// mask throughout, as does one that sets its own while the core is kept.
         #[test]
         fn a_thread_that_has_or_sets_a_mask_of_its_own_keeps_it() {
-            let _turn = may_keep_a_core();
-            let every = mask(gettid());
+            let (_turn, every) = may_keep_a_core();
             let cores: Vec<usize> = (0..CpuSet::MAX_CPU).filter(|&n| every.is_set(n)).collect();
             let [kept_core, other, ..] = cores[..] else {
                 return;
@@ -370,8 +373,8 @@ pub(super) mod tests {
         /// they end, one is.
         #[test]
         fn no_core_is_kept_beside_busy_loops_on_every_core_but_one() {
-            let _turn = may_keep_a_core();
-            let cores = mask(gettid()).count() as usize;
+            let (_turn, every) = may_keep_a_core();
+            let cores = every.count() as usize;
             let mut loops: Vec<_> = (1..cores)
                 .map(|_| {
                     let mut busy = Command::new("sh");
@@ -394,27 +397,60 @@ pub(super) mod tests {
             }
         }
 
+        /// This process's own running threads are not counted as other processes': beside busy
+        /// threads of its own, one for each core but one, a core is kept.
+        #[test]
+        fn busy_threads_of_the_process_leave_a_core_to_spare() {
+            use std::sync::Arc;
+            use std::sync::atomic::AtomicBool;
+
+            /// Stops the busy threads however the test ends.
+            struct Stop(Arc<AtomicBool>);
+            impl Drop for Stop {
+                fn drop(&mut self) {
+                    self.0.store(true, Ordering::Relaxed);
+                }
+            }
+            let (_turn, every) = may_keep_a_core();
+            let stop = Stop(Arc::new(AtomicBool::new(false)));
+            for _ in 1..every.count() {
+                let stop = stop.0.clone();
+                thread::spawn(move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        std::hint::spin_loop();
+                    }
+                });
+            }
+            if every.count() > 1 {
+                drop(kept());
+            }
+        }
+
         /// One decoder keeps a core at a time: a second keeps none until the first gives its
         /// back, and a core given back is not kept again.
         #[test]
         fn one_keeper_at_a_time_and_a_core_given_back_is_not_kept_again() {
-            let _turn = may_keep_a_core();
-            if mask(gettid()).count() < 2 {
+            let (_turn, every) = may_keep_a_core();
+            if every.count() < 2 {
                 return;
             }
             let mut first = kept();
-            let (keep, kept_there) = helper(|(): ()| {
-                let mut second = OwnCore::default();
+            // Tries once, or until the machine has a core to spare.
+            let (keep, kept_there) = helper(|until_kept: bool| {
                 super::MAY_KEEP.set(true);
+                if until_kept {
+                    return kept().is_kept();
+                }
+                let mut second = OwnCore::default();
                 second.keep();
                 second.is_kept()
             });
-            keep.send(()).unwrap();
+            keep.send(false).unwrap();
             assert!(!kept_there.recv().unwrap(), "two kept at once");
             first.give_back();
             first.keep();
             assert!(matches!(first.0, State::Done), "kept again");
-            keep.send(()).unwrap();
+            keep.send(true).unwrap();
             assert!(
                 kept_there.recv().unwrap(),
                 "none kept once the first is given back"
