@@ -70,7 +70,8 @@ impl CommonArgs {
 }
 
 /// The machine's cores, or one where they cannot be told: the default of `--decoders` and
-/// `--threads`, and `pipeline`'s runtime's workers. Asked once: the standard library reads the cgroup's CPU quota files each time.
+/// `--threads`, and `pipeline`'s runtime's workers. Asked once: the standard library reads the
+/// cgroup's CPU quota files each time.
 pub(crate) fn cores() -> usize {
     static CORES: OnceLock<usize> = OnceLock::new();
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get))

@@ -568,7 +568,7 @@ mod tests {
 
         use rustix::thread::gettid;
 
-        use super::super::own_core::tests::{mask, may_keep_a_core};
+        use super::super::own_core::tests::{mask, may_keep_a_core, until_kept};
 
         let (_turn, every) = may_keep_a_core();
         if every.count() < 2 {
@@ -598,15 +598,11 @@ mod tests {
         let reader = reader.recv().unwrap();
         // Kept once the machine has a core to spare: other processes may run for a while.
         let kept = |buffers: &mut ToReader| {
-            let deadline = Instant::now() + Duration::from_secs(10);
-            while {
+            until_kept(|| {
                 buffers.core = OwnCore::default();
                 buffers.decoding_alone();
-                !buffers.core.is_kept()
-            } {
-                assert!(Instant::now() < deadline, "no core kept in 10 s");
-                std::thread::sleep(Duration::from_millis(10));
-            }
+                buffers.core.is_kept()
+            });
             assert_eq!(mask(reader).count() + 1, every.count(), "kept");
         };
         let fill = |buffers: &mut ToReader| {

@@ -237,6 +237,17 @@ pub(super) mod tests {
         assert_eq!(spare, [false, true, false, true, true, false]);
     }
 
+    /// Keeps trying `keep` until it keeps a core, for 10 s: the machine has none to spare while
+    /// other processes run, but not for long while tests run.
+    #[cfg(target_os = "linux")]
+    pub(in super::super) fn until_kept(mut keep: impl FnMut() -> bool) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !keep() {
+            assert!(std::time::Instant::now() < deadline, "no core kept in 10 s");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+
     /// Thread `thread`'s mask.
     #[cfg(target_os = "linux")]
     pub(in super::super) fn mask(thread: rustix::thread::Pid) -> rustix::thread::CpuSet {
@@ -248,26 +259,21 @@ pub(super) mod tests {
         use std::process::{Command, Stdio};
         use std::sync::mpsc;
         use std::thread;
-        use std::time::{Duration, Instant};
 
         use rustix::thread::{CpuSet, gettid, sched_setaffinity};
 
         use super::super::*;
-        use super::{mask, may_keep_a_core};
+        use super::{mask, may_keep_a_core, until_kept};
 
-        /// A core kept by this thread, which may keep one, once the machine has one to spare:
-        /// other processes may be running for a while, but not for long while tests run.
+        /// A core kept by this thread, which may keep one, once the machine has one to spare.
         fn kept() -> OwnCore {
-            let deadline = Instant::now() + Duration::from_secs(10);
-            loop {
-                let mut core = OwnCore::default();
+            let mut core = OwnCore::default();
+            until_kept(|| {
+                core = OwnCore::default();
                 core.keep();
-                if core.is_kept() {
-                    return core;
-                }
-                assert!(Instant::now() < deadline, "no core kept in 10 s");
-                thread::sleep(Duration::from_millis(10));
-            }
+                core.is_kept()
+            });
+            core
         }
 
         /// A thread that runs `body` on what is sent, in turn, and sends back what it returns.
