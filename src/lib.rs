@@ -95,6 +95,7 @@ mod parallel;
 mod process;
 mod quote;
 mod stats;
+mod tally;
 mod thread_room;
 
 pub use async_io::AsyncInput;
@@ -103,6 +104,7 @@ pub use error::Error;
 pub use io::{Input, Memory, Piece, RangedInput};
 pub use process::{Filter, Strategy};
 pub use stats::Stats;
+pub use tally::{Tally, Tallying};
 pub use transform::{MOST_ROOM_ADDED, SpaceCount, Transform, lines_found, lines_in};
 
 /// The toolkit's inner parts, public only for its own binaries, tests, benches and `tools/`: not

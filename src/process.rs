@@ -27,7 +27,7 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::panic::{self, AssertUnwindSafe};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Once, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, Once, PoisonError};
 use std::thread;
 use std::time::Duration;
 
@@ -46,7 +46,7 @@ use crate::io::sources::Sources;
 use crate::io::{FileInput, Stdout, fd};
 use crate::stats::Stats;
 use crate::strategy::{baseline, batched, pipeline, std_baseline, streamer};
-use crate::transform::{Transform, render_line_in_memory};
+use crate::tally::{Tallying, render_line_in_memory};
 
 /// How messages name the output.
 const OUTPUT: &str = "stdout";
@@ -221,7 +221,7 @@ pub trait Strategy<T>: clap::Args {
     fn filter(&self, program: &'static str, common: &CommonArgs, transform: T) -> ExitCode;
 }
 
-impl<T: Transform> Strategy<T> for StdBaseline {
+impl<T: Tallying> Strategy<T> for StdBaseline {
     fn filter(&self, program: &'static str, common: &CommonArgs, transform: T) -> ExitCode {
         let knobs = self.buffer.knobs();
         filter(program, common, transform, |transform, input, output| {
@@ -230,7 +230,7 @@ impl<T: Transform> Strategy<T> for StdBaseline {
     }
 }
 
-impl<T: Transform> Strategy<T> for Baseline {
+impl<T: Tallying> Strategy<T> for Baseline {
     fn filter(&self, program: &'static str, common: &CommonArgs, transform: T) -> ExitCode {
         let knobs = self.buffer.knobs();
         // The current-thread runtime, by measurement: a single task has nothing to run in
@@ -249,7 +249,7 @@ impl<T: Transform> Strategy<T> for Baseline {
     }
 }
 
-impl<T: Transform> Strategy<T> for Streamer {
+impl<T: Tallying> Strategy<T> for Streamer {
     fn filter(&self, program: &'static str, common: &CommonArgs, transform: T) -> ExitCode {
         let knobs = self.buffer.knobs();
         // The current-thread runtime, by measurement: 1.1 GB of logs through pipes, median of 9:
@@ -266,7 +266,7 @@ impl<T: Transform> Strategy<T> for Streamer {
     }
 }
 
-impl<T: Transform + Send + 'static> Strategy<T> for Pipeline {
+impl<T: Tallying + Send + 'static> Strategy<T> for Pipeline {
     fn filter(&self, program: &'static str, common: &CommonArgs, transform: T) -> ExitCode {
         let knobs = self.knobs(common.stats);
         filter_async(
@@ -281,7 +281,7 @@ impl<T: Transform + Send + 'static> Strategy<T> for Pipeline {
     }
 }
 
-impl<T: Transform + Sync> Strategy<T> for Batched {
+impl<T: Tallying + Sync> Strategy<T> for Batched {
     fn filter(&self, program: &'static str, common: &CommonArgs, transform: T) -> ExitCode {
         let knobs = self.knobs(common.stats);
         filter(program, common, transform, |transform, input, output| {
@@ -292,7 +292,7 @@ impl<T: Transform + Sync> Strategy<T> for Batched {
 
 /// Runs a sync strategy with `transform` as the binary `program`, a filter from stdin or FILEs to
 /// stdout.
-fn filter<T: Transform>(
+fn filter<T: Tallying>(
     program: &'static str,
     common: &CommonArgs,
     transform: T,
@@ -307,7 +307,7 @@ fn filter<T: Transform>(
 
 /// Runs an async strategy with `transform` as the binary `program` on a runtime of `flavor`, a
 /// filter from stdin or FILEs to stdout.
-fn filter_async<T: Transform, F: Future<Output = Result<Stats, Error>>>(
+fn filter_async<T: Tallying, F: Future<Output = Result<Stats, Error>>>(
     program: &'static str,
     common: &CommonArgs,
     flavor: Flavor,
@@ -325,76 +325,63 @@ fn filter_async<T: Transform, F: Future<Output = Result<Stats, Error>>>(
 }
 
 /// Runs `run` with `transform` observed as the binary `program`, under the policy above, and
-/// returns the status to exit with: a failure's, or else the transform's own.
-fn observed_run<T: Transform>(
+/// returns the status to exit with: a failure's, or else the one the run ended with.
+fn observed_run<T: Tallying>(
     program: &'static str,
     common: &CommonArgs,
     transform: T,
     run: impl FnOnce(Observed<T>, Failures) -> Result<Stats, Error>,
 ) -> ExitCode {
     quiet_panics();
-    let tally = Arc::new(Tally::default());
+    let lines_written = Arc::new(AtomicU64::new(0));
     let transform = Observed {
         transform,
         counting: common.stats,
-        tally: Arc::clone(&tally),
+        lines_written: Arc::clone(&lines_written),
     };
+    let mut status = ExitCode::SUCCESS;
     let ran = exit_status(program, io::stderr(), |failures| {
         enlarge_stdio();
         let mut stats = run(transform, failures)?;
-        stats.lines_written = tally.lines_written.load(Ordering::Relaxed);
+        stats.lines_written = lines_written.load(Ordering::Relaxed);
+        status = stats.status;
         Ok(summary(program, common, &stats))
     });
-    match tally.status.get() {
-        Some(&status) if ran == ExitCode::SUCCESS => status,
-        _ => ran,
+    if ran == ExitCode::SUCCESS {
+        status
+    } else {
+        ran
     }
 }
 
-/// A filter's transform as its run renders it: the lines its renderings write counted where
-/// `--stats` asks, and its exit status taken when the run lets go of it. Without `--stats` it
-/// costs a test a rendering: on 4 MB of licences and man pages, `std-baseline` ran 1.5 % more
-/// instructions than before it, `streamer` 1.2 % and `batched --threads 1` 1.1 % (cachegrind).
-struct Observed<T: Transform> {
+/// A filter's transform as its run renders it: the lines its renderings and its summary write
+/// counted where `--stats` asks. Without `--stats` it costs a test a rendering: on 4 MB of
+/// licences and man pages, `std-baseline` ran 1.5 % more instructions than before it, `streamer`
+/// 1.2 % and `batched --threads 1` 1.1 % (cachegrind).
+struct Observed<T: Tallying> {
     transform: T,
     /// Whether lines written are counted: only for `--stats`, as counting reads the output.
     counting: bool,
-    tally: Arc<Tally>,
-}
-
-/// What a run's transform leaves the edge to tell.
-#[derive(Default)]
-struct Tally {
     /// Newlines the renderings wrote, where they are counted.
-    lines_written: AtomicU64,
-    /// The transform's [`exit_status`](Transform::exit_status), once the run has let go of it.
-    status: OnceLock<ExitCode>,
+    lines_written: Arc<AtomicU64>,
 }
 
-impl<T: Transform> Observed<T> {
+impl<T: Tallying> Observed<T> {
     /// Counts the lines of what `out` holds from `start` on, where asked: the slice is taken
     /// only then, so that a run without `--stats` pays a test a rendering, no bounds check.
     #[inline(always)]
     fn count(&self, out: &[u8], start: usize) {
         if self.counting {
             let lines = memchr::memchr_iter(b'\n', &out[start..]).count();
-            self.tally
-                .lines_written
+            self.lines_written
                 .fetch_add(lines as u64, Ordering::Relaxed);
         }
     }
 }
 
-/// Every strategy lets go of its transform before it returns (`pipeline`'s rendering task has
-/// ended and been dropped by then, and `batched`'s workers have been joined): the status is
-/// taken then, and the transform needs to be shared with no one for it.
-impl<T: Transform> Drop for Observed<T> {
-    fn drop(&mut self) {
-        let _ = self.tally.status.set(self.transform.exit_status());
-    }
-}
+impl<T: Tallying> Tallying for Observed<T> {
+    type Tally = T::Tally;
 
-impl<T: Transform> Transform for Observed<T> {
     #[inline(always)]
     fn most_added(&self) -> usize {
         self.transform.most_added()
@@ -406,33 +393,46 @@ impl<T: Transform> Transform for Observed<T> {
     }
 
     #[inline(always)]
-    fn render_line(&self, out: &mut Vec<u8>, line: &[u8]) {
+    fn render_line(&self, tally: &mut T::Tally, out: &mut Vec<u8>, line: &[u8]) {
         let start = out.len();
-        self.transform.render_line(out, line);
+        self.transform.render_line(tally, out, line);
         self.count(out, start);
     }
 
     #[inline(always)]
-    fn render_chunk(&self, out: &mut Vec<u8>, chunk: &[u8]) -> Result<u64, Error> {
+    fn render_chunk(
+        &self,
+        tally: &mut T::Tally,
+        out: &mut Vec<u8>,
+        chunk: &[u8],
+    ) -> Result<u64, Error> {
         let start = out.len();
-        let lines = self.transform.render_chunk(out, chunk)?;
+        let lines = self.transform.render_chunk(tally, out, chunk)?;
         self.count(out, start);
         Ok(lines)
     }
 
     /// The transform's own shared rendering, whose bytes cannot be read without being taken:
     /// where lines are counted, they are counted in its line rendering, the same bytes, made
-    /// aside (`--stats` only), so that the rendering written is the same type either way.
+    /// aside (`--stats` only) with a tally that is then dropped, so that the rendering written
+    /// is the same type either way and the lines are tallied once.
     #[inline(always)]
-    fn render_shared(&self, line: Bytes) -> Result<impl Buf, Error> {
+    fn render_shared<'a>(
+        &'a self,
+        tally: &mut T::Tally,
+        line: Bytes,
+    ) -> Result<impl Buf + use<'a, T>, Error> {
         if self.counting {
-            render_line_in_memory(self, &mut Vec::new(), &line)?;
+            render_line_in_memory(self, &mut T::Tally::default(), &mut Vec::new(), &line)?;
         }
-        self.transform.render_shared(line)
+        self.transform.render_shared(tally, line)
     }
 
-    fn exit_status(&self) -> ExitCode {
-        self.transform.exit_status()
+    fn end(&self, tally: T::Tally, out: &mut Vec<u8>) -> ExitCode {
+        let start = out.len();
+        let status = self.transform.end(tally, out);
+        self.count(out, start);
+        status
     }
 }
 

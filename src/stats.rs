@@ -5,6 +5,7 @@
 //! this project: does per-line hand-off cost more than the work itself?
 
 use std::fmt::Write as _;
+use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 /// Busy and waiting time of one stage (a thread or task), measured only when `--stats` asks.
@@ -77,6 +78,10 @@ pub struct Stats {
     pub bytes_out: u64,
     /// One clock per stage of the strategy, in the order the stages run.
     pub stages: Vec<StageClock>,
+    /// The status the run's last step gave ([`Tallying::end`](crate::Tallying::end)), once
+    /// every line was written: what a [`Filter`](crate::Filter) exits with where it failed
+    /// nowhere.
+    pub status: ExitCode,
 }
 
 impl Stats {
@@ -89,6 +94,7 @@ impl Stats {
             bytes_in: 0,
             bytes_out: 0,
             stages: Vec::new(),
+            status: ExitCode::SUCCESS,
         }
     }
 

@@ -15,6 +15,7 @@ use bytes::{Buf, Bytes};
 use crate::error::Error;
 use crate::frame::reserve;
 use crate::kernel::{self, SHORT_CHUNK, chunk_room};
+use crate::tally::render_line_in_memory;
 
 /// How each line is rendered: a line, a chunk of lines, or a shared line, into output bytes.
 ///
@@ -74,7 +75,7 @@ pub trait Transform {
         let mut rest = chunk;
         while !rest.is_empty() {
             let end = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
-            render_line_in_memory(self, out, &rest[..end])?;
+            render_line_in_memory(self, &mut (), out, &rest[..end])?;
             lines += 1;
             rest = rest.get(end + 1..).unwrap_or_default();
         }
@@ -87,14 +88,15 @@ pub trait Transform {
     /// [`render_chunk`](Transform::render_chunk) does. By default, a buffer of its own.
     fn render_shared(&self, line: Bytes) -> Result<impl Buf, Error> {
         let mut out = Vec::new();
-        render_line_in_memory(self, &mut out, &line)?;
+        render_line_in_memory(self, &mut (), &mut out, &line)?;
         Ok(Bytes::from(out))
     }
 
-    /// The status a [`Filter`](crate::Filter) exits with when its run failed nowhere (a reader
-    /// gone away, as in `| head -1`, is no failure), asked once every line is rendered. Success by
-    /// default; a grep that matched no line says 1, as `grep` does. A failure exits 1 whatever
-    /// this says (docs/CONTRACT.md §5.2).
+    /// The status a [`Filter`](crate::Filter) exits with when its run failed nowhere, asked once
+    /// every line is rendered and written: success by default. A failure exits 1 whatever this
+    /// says (docs/CONTRACT.md §5.2), and a reader gone away (`| head -1`) 0 (§5.1). A status that
+    /// depends on the lines (a grep's "none matched") is a [`Tally`](crate::Tally)'s to keep,
+    /// and [`Tallying::end`](crate::Tallying::end)'s to give.
     fn exit_status(&self) -> ExitCode {
         ExitCode::SUCCESS
     }
@@ -131,22 +133,6 @@ pub fn lines_found<'a>(
         next = end + 1;
         Some(&chunk[start..end])
     })
-}
-
-/// Appends `line`'s rendering to `out` after making room for it, or fails if `out` cannot grow
-/// to hold it: the step every strategy that renders a line at a time takes.
-#[inline(always)]
-pub(crate) fn render_line_in_memory<T: Transform + ?Sized>(
-    transform: &T,
-    out: &mut Vec<u8>,
-    line: &[u8],
-) -> Result<(), Error> {
-    reserve(
-        out,
-        line.len() + transform.most_added().min(MOST_ROOM_ADDED),
-    )?;
-    transform.render_line(out, line);
-    Ok(())
 }
 
 /// The toolkit's transform: `[spaces: N]` before every line, N its ASCII spaces, `>6` from seven

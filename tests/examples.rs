@@ -10,12 +10,12 @@ mod common;
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::thread;
 use std::time::Duration;
 
-use common::{Finished, finish, read_exactly, run_command, skip, spawn_piped};
+use common::{DEADLINE, Finished, finish, read_exactly, run_command, skip, spawn_piped};
 use flate2::Compression;
 use flate2::write::GzEncoder;
 
@@ -442,4 +442,171 @@ fn a_filters_manual_page_names_it_and_its_own_arguments() {
             assert!(printed(&["--generate", "complete-fish"]).contains("-l replace"));
         }
     }
+}
+
+/// The settings a tally is checked at: its defaults (`batched` on every core), and chunks small
+/// enough that lines cross their ends on one and on several threads, so that many tallies are
+/// merged, out of order on their way.
+const TALLY_SETTINGS: [&[&str]; 3] = [
+    &[],
+    &["--threads", "1", "--chunk-size", "7"],
+    &["--threads", "3", "--chunk-size", "7"],
+];
+
+/// `input` gzip-compressed, in a scratch file `name`.
+fn gzipped(name: &str, input: &[u8]) -> PathBuf {
+    let mut encoder = GzEncoder::new(Vec::new(), Compression::default());
+    encoder.write_all(input).expect("compressing in memory");
+    scratch_file(name, &encoder.finish().expect("compressing"))
+}
+
+/// What the shell pipeline `script` prints for `input`, in the C locale, having exited 0.
+fn piped(script: &str, input: &[u8]) -> Vec<u8> {
+    let finished = tool("sh", &["-c", script], input);
+    assert!(finished.status.success(), "{script}: {}", finished.stderr);
+    finished.stdout
+}
+
+/// docs/CONTRACT.md §13.4: `count-by FIELD` prints what `awk '{print $FIELD}' | sort | uniq -c |
+/// sort -k1,1nr -k2` prints once its leading blanks are trimmed, on real text, for fields that
+/// most lines have, some, and few (a line without it counts under the empty key); from stdin, a
+/// FILE and a `.gz` with `-z`, at its defaults and merged from many small chunks.
+#[test]
+fn count_by_prints_what_awk_sort_uniq_c_prints() {
+    let Some(text) = licences() else { return };
+    for input in real_inputs(&text) {
+        let file = scratch_file("count-by-input.txt", &input);
+        let gz = gzipped("count-by-input.txt.gz", &input);
+        for field in ["1", "2", "9"] {
+            let expected = piped(
+                &format!(
+                    "awk '{{print ${field}}}' | sort | uniq -c | sort -k1,1nr -k2 | sed 's/^ *//'"
+                ),
+                &input,
+            );
+            for settings in TALLY_SETTINGS {
+                let what = format!("count-by {settings:?} {field} on {} bytes", input.len());
+                let args = [settings, &[field]].concat();
+                let finished = run_command(example("count-by", &args), &input);
+                assert_printed(&what, &finished, &expected, Some(0));
+                let mut command = example("count-by", &args);
+                command.arg(&file);
+                assert_printed(
+                    &format!("{what}, a FILE"),
+                    &run_command(command, b""),
+                    &expected,
+                    Some(0),
+                );
+                let mut command = example("count-by", &[&["-z"], &args[..]].concat());
+                command.arg(&gz);
+                assert_printed(
+                    &format!("{what}, -z"),
+                    &run_command(command, b""),
+                    &expected,
+                    Some(0),
+                );
+            }
+        }
+    }
+}
+
+/// docs/CONTRACT.md §13.4: `count-by --sum` adds up `COUNT KEY` lines, so that the tallies of a
+/// text's parts, made apart and given together (on stdin or as FILEs), are the tally of the whole.
+#[test]
+fn count_by_sum_merges_the_tallies_of_parts_into_the_whole() {
+    let Some(text) = licences() else { return };
+    let whole = run_command(example("count-by", &["1"]), &text);
+    assert_printed("count-by 1", &whole, &whole.stdout, Some(0));
+    let mut parts = Vec::new();
+    let mut rest = &text[..];
+    for (n, share) in [3, 2, 1].into_iter().enumerate() {
+        let cut = memchr_newline_after(rest, rest.len() / share);
+        let part = run_command(example("count-by", &["1"]), &rest[..cut]);
+        parts.push(scratch_file(&format!("count-by-part-{n}"), &part.stdout));
+        rest = &rest[cut..];
+    }
+    let together: Vec<u8> = parts
+        .iter()
+        .flat_map(|part| fs::read(part).expect("a part"))
+        .collect();
+    for settings in TALLY_SETTINGS {
+        let args = [settings, &["--sum"]].concat();
+        let summed = run_command(example("count-by", &args), &together);
+        assert_printed(
+            &format!("count-by {settings:?} --sum"),
+            &summed,
+            &whole.stdout,
+            Some(0),
+        );
+        let mut command = example("count-by", &args);
+        command.args(&parts);
+        let summed = run_command(command, b"");
+        assert_printed(
+            &format!("count-by {settings:?} --sum FILE..."),
+            &summed,
+            &whole.stdout,
+            Some(0),
+        );
+    }
+}
+
+/// Where the line holding byte `at` of `text` ends, past its `\n`; the text's end if it has none.
+fn memchr_newline_after(text: &[u8], at: usize) -> usize {
+    text[at..]
+        .iter()
+        .position(|&byte| byte == b'\n')
+        .map_or(text.len(), |end| at + end + 1)
+}
+
+/// docs/CONTRACT.md §13.4: `wc FILE...` prints what `cat FILE... | wc` prints in the C locale, on
+/// real text, text whose last line has no `\n`, every byte value (words split where `wc` splits
+/// them), and no input, from stdin and from FILEs.
+#[test]
+fn wc_prints_what_cat_wc_prints() {
+    let Some(text) = licences() else { return };
+    let every_byte: Vec<u8> = (0..=255u8).cycle().take(4096).collect();
+    let [text, unended, empty, longer] = real_inputs(&text);
+    for input in [text, unended, empty, longer, every_byte] {
+        let expected = tool("wc", &[], &input.repeat(2)).stdout;
+        let file = scratch_file("wc-input", &input);
+        for settings in TALLY_SETTINGS {
+            let what = format!("wc {settings:?} on {} bytes", input.len());
+            let mut command = example("wc", settings);
+            command.arg(&file).arg("-");
+            assert_printed(&what, &run_command(command, &input), &expected, Some(0));
+        }
+    }
+}
+
+/// docs/CONTRACT.md §13.4: a FILE that cannot be read is told and skipped, and the summary tallies
+/// the others, exit 1, as `wc` does; a failure that ends the run (stdout full) leaves no summary
+/// but its message, exit 1.
+#[test]
+fn a_tally_sums_what_was_read_when_a_file_fails_and_nothing_when_the_output_fails() {
+    let file = scratch_file("tally-input", b"a b\nc\n");
+    let mut command = example("wc", &[]);
+    command.arg(&file).arg("no-such-file").arg(&file);
+    let finished = run_command(command, b"");
+    assert_eq!(finished.stdout, tool("wc", &[], b"a b\nc\na b\nc\n").stdout);
+    assert_eq!(
+        (finished.status.code(), &*finished.stderr),
+        (
+            Some(1),
+            "wc: opening no-such-file: No such file or directory (os error 2)\n"
+        )
+    );
+    let mut command = example("count-by", &["1"]);
+    command
+        .arg(&file)
+        .stdin(Stdio::null())
+        .stdout(fs::File::create("/dev/full").expect("/dev/full opens"))
+        .stderr(Stdio::piped());
+    let finished = finish(command.spawn().expect("spawning count-by"), DEADLINE);
+    assert_eq!(
+        (finished.status.code(), &*finished.stderr),
+        (
+            Some(1),
+            "count-by: writing stdout: No space left on device (os error 28)\n"
+        )
+    );
 }

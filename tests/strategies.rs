@@ -21,7 +21,6 @@ use std::thread::LocalKey;
 use std::time::Duration;
 
 use common::{line_soup, lines_of, padded_inputs, reference};
-use linewright::Error;
 use linewright::Stats;
 use linewright::internal::async_io::{AsyncFile, AsyncFileInput};
 use linewright::internal::frame::shared::SharedLines;
@@ -31,6 +30,7 @@ use linewright::internal::io::{FileInput, Input, Memory, fd};
 use linewright::internal::kernel::{render_chunk, render_line};
 use linewright::strategy;
 use linewright::transform::{SpaceCount, Transform};
+use linewright::{Error, Tally, Tallying};
 use proptest::prelude::*;
 use tokio::io::AsyncWrite;
 use tokio::runtime::{Builder, Runtime};
@@ -92,7 +92,10 @@ impl Transform for Reversed {
 
     fn render_line(&self, out: &mut Vec<u8>, line: &[u8]) {
         let room = out.capacity() - out.len();
-        assert!(room >= line.len() + self.most_added(), "room for {line:?}");
+        assert!(
+            room >= line.len() + Transform::most_added(self),
+            "room for {line:?}"
+        );
         out.push(b'<');
         out.extend(line.iter().rev());
         out.extend_from_slice(b">\n");
@@ -110,9 +113,77 @@ fn reversed_reference(input: &[u8]) -> Vec<u8> {
     output
 }
 
+/// A tally of the test's own that holds only in input order: the first and the last line, and
+/// how many there were, written after the lines, each passed on as it is between `(` and `)`.
+/// Merged out of order, or merged where a chunk was not written, its summary would differ from
+/// [`ends_reference`]'s (docs/CONTRACT.md §13.4).
+#[derive(Clone, Copy)]
+struct Ends;
+
+/// The first and last line of a run of lines, and how many.
+#[derive(Default)]
+struct FirstAndLast {
+    first: Option<Vec<u8>>,
+    last: Option<Vec<u8>>,
+    lines: u64,
+}
+
+impl Tally for FirstAndLast {
+    fn merge(&mut self, later: FirstAndLast) {
+        self.first = self.first.take().or(later.first);
+        self.last = later.last.or(self.last.take());
+        self.lines += later.lines;
+    }
+}
+
+impl Tallying for Ends {
+    type Tally = FirstAndLast;
+
+    fn most_added(&self) -> usize {
+        3
+    }
+
+    fn render_line(&self, tally: &mut FirstAndLast, out: &mut Vec<u8>, line: &[u8]) {
+        tally.first.get_or_insert_with(|| line.to_vec());
+        tally.last = Some(line.to_vec());
+        tally.lines += 1;
+        out.push(b'(');
+        out.extend_from_slice(line);
+        out.extend_from_slice(b")\n");
+    }
+
+    fn end(&self, tally: FirstAndLast, out: &mut Vec<u8>) -> std::process::ExitCode {
+        for (name, line) in [("first", tally.first), ("last", tally.last)] {
+            out.extend_from_slice(format!("{name}: ").as_bytes());
+            out.extend_from_slice(&line.unwrap_or_default());
+            out.push(b'\n');
+        }
+        out.extend_from_slice(format!("lines: {}\n", tally.lines).as_bytes());
+        std::process::ExitCode::SUCCESS
+    }
+}
+
+/// [`Ends`]'s reference, on the reference model's lines: the lines, then the summary.
+fn ends_reference(input: &[u8]) -> Vec<u8> {
+    let lines: Vec<&[u8]> = lines_of(input).collect();
+    let mut output = Vec::new();
+    for line in &lines {
+        output.push(b'(');
+        output.extend_from_slice(line);
+        output.extend_from_slice(b")\n");
+    }
+    for (name, line) in [("first", lines.first()), ("last", lines.last())] {
+        output.extend_from_slice(format!("{name}: ").as_bytes());
+        output.extend_from_slice(line.map_or(&[][..], |line| &line[..]));
+        output.push(b'\n');
+    }
+    output.extend_from_slice(format!("lines: {}\n", lines.len()).as_bytes());
+    output
+}
+
 /// Each strategy with `transform`, and each framer with the kernel, at size `knob` (1 upwards:
 /// the smallest sizes it allows), over `input` in memory, returning what it wrote.
-fn std_baseline(transform: impl Transform, input: &[u8], knob: usize) -> Vec<u8> {
+fn std_baseline(transform: impl Tallying, input: &[u8], knob: usize) -> Vec<u8> {
     let mut out = Vec::new();
     let knobs = strategy::std_baseline::Knobs { buffer_size: knob };
     strategy::std_baseline::run(&knobs, transform, Memory::new(input), &mut out)
@@ -127,7 +198,7 @@ fn on_current_thread(run: impl Future<Output = Result<Stats, Error>>) {
         .expect("in memory, nothing fails");
 }
 
-fn baseline(transform: impl Transform, input: &[u8], knob: usize) -> Vec<u8> {
+fn baseline(transform: impl Tallying, input: &[u8], knob: usize) -> Vec<u8> {
     let mut out = Vec::new();
     let knobs = strategy::baseline::Knobs { buffer_size: knob };
     on_current_thread(strategy::baseline::run(
@@ -139,7 +210,7 @@ fn baseline(transform: impl Transform, input: &[u8], knob: usize) -> Vec<u8> {
     out
 }
 
-fn streamer(transform: impl Transform, input: &[u8], knob: usize) -> Vec<u8> {
+fn streamer(transform: impl Tallying, input: &[u8], knob: usize) -> Vec<u8> {
     let mut out = Vec::new();
     let knobs = strategy::streamer::Knobs { buffer_size: knob };
     on_current_thread(strategy::streamer::run(
@@ -151,7 +222,7 @@ fn streamer(transform: impl Transform, input: &[u8], knob: usize) -> Vec<u8> {
     out
 }
 
-fn pipeline(transform: impl Transform + Send + 'static, input: &[u8], knob: usize) -> Vec<u8> {
+fn pipeline(transform: impl Tallying + Send + 'static, input: &[u8], knob: usize) -> Vec<u8> {
     let out = Collected::default();
     let knobs = strategy::pipeline::Knobs {
         batch: knob,
@@ -166,7 +237,7 @@ fn pipeline(transform: impl Transform + Send + 'static, input: &[u8], knob: usiz
     out.bytes()
 }
 
-fn batched(transform: impl Transform + Sync, input: &[u8], knob: usize) -> Vec<u8> {
+fn batched(transform: impl Tallying + Sync, input: &[u8], knob: usize) -> Vec<u8> {
     let mut out = Vec::new();
     let knobs = strategy::batched::Knobs {
         threads: 1 + knob % 3,
@@ -283,7 +354,7 @@ macro_rules! against_the_reference {
 }
 
 /// A strategy's tests, `crate::$name(transform, input, knob)`: with the space count against the
-/// reference model, and with [`Reversed`] against its own.
+/// reference model, and with [`Reversed`] and the tally [`Ends`] against their own.
 macro_rules! strategy_against_the_references {
     ($name:ident, $longest:expr) => {
         mod $name {
@@ -299,6 +370,12 @@ macro_rules! strategy_against_the_references {
                 reversed,
                 |input, knob| crate::$name(Reversed, input, knob),
                 reversed_reference,
+                $longest
+            );
+            against_the_reference!(
+                ends,
+                |input, knob| crate::$name(Ends, input, knob),
+                ends_reference,
                 $longest
             );
         }

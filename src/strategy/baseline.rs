@@ -9,20 +9,21 @@ use crate::async_io::{AsyncInput, AsyncOutput};
 use crate::error::Error;
 use crate::frame::LineBuffer;
 use crate::stats::Stats;
-use crate::transform::{Transform, render_line_in_memory};
+use crate::tally::{Tallying, render_line_in_memory};
 
 pub use super::std_baseline::Knobs;
 
 /// Renders every line of `input` onto `output` with `transform`.
 pub async fn run(
     knobs: &Knobs,
-    transform: impl Transform,
+    transform: impl Tallying,
     mut input: impl AsyncInput,
     output: impl AsyncWrite + Unpin,
 ) -> Result<Stats, Error> {
     let mut stats = Stats::start();
     let mut output = AsyncOutput::new(output, knobs.buffer_size);
     let mut lines = LineBuffer::new(knobs.buffer_size);
+    let mut tally = Default::default();
     loop {
         output.flush_if_due(&mut input).await?;
         let read = input.read_buf(&mut lines.spare()?).await?;
@@ -32,15 +33,16 @@ pub async fn run(
         stats.bytes_in += read as u64;
         lines.filled(read);
         while let Some(line) = lines.next_line() {
-            render_line_in_memory(&transform, output.pending(), line)?;
+            render_line_in_memory(&transform, &mut tally, output.pending(), line)?;
             stats.lines += 1;
         }
         output.flush_if_full().await?;
     }
     if let Some(line) = lines.take_rest() {
-        render_line_in_memory(&transform, output.pending(), line)?;
+        render_line_in_memory(&transform, &mut tally, output.pending(), line)?;
         stats.lines += 1;
     }
+    stats.status = transform.end(tally, output.pending());
     output.flush().await?;
     stats.bytes_out = output.bytes_written();
     Ok(stats)

@@ -8,6 +8,7 @@
 //! sending its writes to the output.
 
 use std::io;
+use std::process::ExitCode;
 
 use bytes::Bytes;
 use tokio::io::AsyncWrite;
@@ -20,7 +21,7 @@ use crate::frame::reserve;
 use crate::frame::shared::SharedLines;
 use crate::io::gather::is_due_idle;
 use crate::stats::{StageClock, Stats};
-use crate::transform::Transform;
+use crate::tally::Tallying;
 
 /// Bytes per read of input and per write of output.
 pub const IO_SIZE: usize = 128 * 1024;
@@ -47,7 +48,7 @@ struct Message<T> {
 /// spawns its tasks there, the transform moved into the one that renders.
 pub async fn run(
     knobs: &Knobs,
-    transform: impl Transform + Send + 'static,
+    transform: impl Tallying + Send + 'static,
     input: impl AsyncInput + 'static,
     output: impl AsyncWrite + Unpin + Send + 'static,
 ) -> Result<Stats, Error> {
@@ -61,9 +62,10 @@ pub async fn run(
     let writer = tokio::spawn(write(output, rendered_out, clock("writer")));
     // The writer first: if it fails, the reader may be waiting on input that never comes.
     let (bytes_out, writer) = joined(writer).await??;
-    let (lines, renderer) = joined(renderer).await??;
+    let (lines, status, renderer) = joined(renderer).await??;
     let (bytes_in, reader) = joined(reader).await??;
     stats.lines = lines;
+    stats.status = status;
     stats.bytes_in = bytes_in;
     stats.bytes_out = bytes_out;
     stats.stages = vec![reader, renderer, writer];
@@ -121,21 +123,37 @@ async fn read(
 
 /// Renders each batch into a buffer of its own with `transform`. Returns the lines rendered.
 async fn render(
-    transform: impl Transform,
+    transform: impl Tallying,
     mut lines: Receiver<Message<Bytes>>,
     rendered: Sender<Message<Vec<u8>>>,
     mut clock: StageClock,
-) -> Result<(u64, StageClock), Error> {
+) -> Result<(u64, ExitCode, StageClock), Error> {
     let mut count = 0;
+    // One task renders every batch, in input order: one tally is all their merge.
+    let mut tally = Default::default();
     while let Some(Message { data, idle }) = lines.recv().await {
         clock.waited_to_receive();
         let mut out = Vec::new();
-        count += transform.render_chunk(&mut out, &data)?;
+        count += transform.render_chunk(&mut tally, &mut out, &data)?;
         if !send(&rendered, Message { data: out, idle }, &mut clock).await {
-            break;
+            // The writer has failed: no summary, and the status is the failure's.
+            return Ok((count, ExitCode::SUCCESS, clock));
         }
     }
-    Ok((count, clock))
+    let mut summary = Vec::new();
+    let status = transform.end(tally, &mut summary);
+    if !summary.is_empty() {
+        send(
+            &rendered,
+            Message {
+                data: summary,
+                idle: true,
+            },
+            &mut clock,
+        )
+        .await;
+    }
+    Ok((count, status, clock))
 }
 
 /// Gathers rendered batches into large writes, and writes out at once after one marked idle.

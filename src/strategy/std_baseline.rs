@@ -8,7 +8,7 @@ use crate::error::Error;
 use crate::frame::LineBuffer;
 use crate::io::{Input, Output};
 use crate::stats::Stats;
-use crate::transform::{Transform, render_line_in_memory};
+use crate::tally::{Tallying, render_line_in_memory};
 
 /// The knobs.
 #[derive(Debug, Clone)]
@@ -20,13 +20,14 @@ pub struct Knobs {
 /// Renders every line of `input` onto `output` with `transform`.
 pub fn run(
     knobs: &Knobs,
-    transform: impl Transform,
+    transform: impl Tallying,
     mut input: impl Input,
     output: impl Write,
 ) -> Result<Stats, Error> {
     let mut stats = Stats::start();
     let mut output = Output::new(output, knobs.buffer_size);
     let mut lines = LineBuffer::new(knobs.buffer_size);
+    let mut tally = Default::default();
     loop {
         output.flush_if_due(&mut input)?;
         let read = input.read(lines.spare()?)?;
@@ -36,15 +37,16 @@ pub fn run(
         stats.bytes_in += read as u64;
         lines.filled(read);
         while let Some(line) = lines.next_line() {
-            render_line_in_memory(&transform, output.pending(), line)?;
+            render_line_in_memory(&transform, &mut tally, output.pending(), line)?;
             stats.lines += 1;
         }
         output.flush_if_full()?;
     }
     if let Some(line) = lines.take_rest() {
-        render_line_in_memory(&transform, output.pending(), line)?;
+        render_line_in_memory(&transform, &mut tally, output.pending(), line)?;
         stats.lines += 1;
     }
+    stats.status = transform.end(tally, output.pending());
     output.flush()?;
     stats.bytes_out = output.bytes_written();
     Ok(stats)

@@ -49,8 +49,8 @@ use crate::io::gather::is_due;
 use crate::io::{Output, Piece, RangedInput};
 use crate::parallel::{Slots, join, spawn};
 use crate::stats::{StageClock, Stats};
+use crate::tally::Tallying;
 use crate::thread_room::threads_can_start;
-use crate::transform::Transform;
 
 use round::{Flight, work};
 use slot::Slot;
@@ -214,7 +214,7 @@ pub struct Knobs {
 /// [`FileInput`](crate::io::FileInput) does) notices its reader going away and ends the run.
 pub fn run(
     knobs: &Knobs,
-    transform: impl Transform + Sync,
+    transform: impl Tallying + Sync,
     mut input: impl RangedInput,
     output: impl Write + Send,
 ) -> Result<Stats, Error> {
@@ -251,19 +251,19 @@ pub fn run(
         stats.stages.insert(0, clock);
         read
     })?;
-    state.count_into(&mut stats)?;
+    state.end(&transform, &mut stats)?;
     Ok(stats)
 }
 
 /// Starts `knobs.threads` workers, taking slots from `jobs`, rendering them with `transform` and
 /// handing them back to `to_reader`.
-fn start_workers<'scope, W: Write + Send>(
+fn start_workers<'scope, W: Write + Send, T: Tallying + Sync>(
     scope: &'scope Scope<'scope, '_>,
     knobs: &Knobs,
-    jobs: &Receiver<Slot>,
-    to_reader: &Sender<Result<Slot, Error>>,
-    state: &'scope RoundState<W>,
-    transform: &'scope (impl Transform + Sync),
+    jobs: &Receiver<Slot<T::Tally>>,
+    to_reader: &Sender<Result<Slot<T::Tally>, Error>>,
+    state: &'scope RoundState<W, T::Tally>,
+    transform: &'scope T,
 ) -> Result<Vec<ScopedJoinHandle<'scope, StageClock>>, Error> {
     threads_can_start(knobs.threads)
         .map_err(|error| Error::new("starting the worker threads", error))?;
@@ -301,7 +301,7 @@ fn join_workers(workers: Vec<ScopedJoinHandle<'_, StageClock>>) -> Result<Vec<St
 /// here when the input goes idle or ends; the ranges of a regular file that the input hands out,
 /// as [`RangeSize`] sizes them, go to the workers, which read them themselves. Returns the bytes
 /// read on this thread.
-fn read_all<W: Write, T: Transform>(
+fn read_all<W: Write, T: Tallying>(
     size: usize,
     input: &mut impl RangedInput,
     flight: &mut Flight<W, T>,
@@ -369,7 +369,7 @@ fn read_all<W: Write, T: Transform>(
 /// After a read of a stream, hands on the lines held once they are due: `gather`'s rule, as for
 /// every batching stage, says they are once a chunk's worth is in, or at once if the next read
 /// would wait.
-fn hand_on<W: Write, T: Transform>(
+fn hand_on<W: Write, T: Tallying>(
     size: usize,
     input: &mut impl RangedInput,
     chunk: &mut Chunk,
@@ -400,7 +400,7 @@ fn hand_on<W: Write, T: Transform>(
 /// would only wait for it meanwhile). Input arriving a little at a time is rendered
 /// here, where a worker would only add a hand-off to a line's way out; the end of a burst, or
 /// costly lines, go to the workers, which write them when their turn comes.
-fn place<W: Write, T: Transform>(
+fn place<W: Write, T: Tallying>(
     chunk: &mut Chunk,
     at_end: bool,
     flight: &mut Flight<W, T>,
@@ -432,7 +432,7 @@ mod tests {
     use crate::io::sources::Sources;
     use crate::io::testing::within;
     use crate::io::{FileInput, Input, Memory};
-    use crate::transform::SpaceCount;
+    use crate::transform::{SpaceCount, Transform};
 
     /// `run` on its own thread, reading a pipe and writing another: the pipe's writing end, the
     /// output's reading end, and the run.
@@ -713,15 +713,15 @@ mod tests {
         }
 
         fn most_added(&self) -> usize {
-            SpaceCount.most_added()
+            Transform::most_added(&SpaceCount)
         }
 
         fn render_line(&self, out: &mut Vec<u8>, line: &[u8]) {
-            SpaceCount.render_line(out, line);
+            Transform::render_line(&SpaceCount, out, line);
         }
 
         fn render_chunk(&self, out: &mut Vec<u8>, chunk: &[u8]) -> Result<u64, Error> {
-            let lines = SpaceCount.render_chunk(out, chunk)?;
+            let lines = Transform::render_chunk(&SpaceCount, out, chunk)?;
             self.most.fetch_max(lines, Ordering::Relaxed);
             Ok(lines)
         }
@@ -741,7 +741,7 @@ mod tests {
         let transform = MostLines { cost, most: &most };
         run(&knobs, transform, input, &mut out).unwrap();
         let mut expected = Vec::new();
-        SpaceCount.render_chunk(&mut expected, text).unwrap();
+        Transform::render_chunk(&SpaceCount, &mut expected, text).unwrap();
         assert!(out == expected, "the output is the space count's");
         most.into_inner()
     }

@@ -15,7 +15,7 @@ use crate::frame::Chunk;
 use crate::io::ranges::Range;
 use crate::parallel::{OnPanic, Slots};
 use crate::stats::StageClock;
-use crate::transform::Transform;
+use crate::tally::Tallying;
 
 /// The most ranges of a file cut ahead while every slot is out: the calling thread then waits
 /// until the slots written have taken them all, so that it wakes once for this many chunks.
@@ -25,14 +25,14 @@ const CUT_AHEAD: usize = 16;
 /// The calling thread's side of the round: slots free or out, handed to the workers in input
 /// order. The slots come back once written, by whichever thread wrote them, unless they go
 /// straight back to a worker with a range cut ahead.
-pub(super) struct Flight<'a, W, T> {
-    pub(super) slots: Slots<Slot>,
+pub(super) struct Flight<'a, W, T: Tallying> {
+    pub(super) slots: Slots<Slot<T::Tally>>,
     /// The workers, which lines held are shared out between.
     pub(super) threads: usize,
     pub(super) chunk_size: usize,
     /// Slots written, or the error that ended writing.
-    pub(super) freed: Receiver<Result<Slot, Error>>,
-    pub(super) state: &'a RoundState<W>,
+    pub(super) freed: Receiver<Result<Slot<T::Tally>, Error>>,
+    pub(super) state: &'a RoundState<W, T::Tally>,
     /// What the lines rendered here are rendered with.
     pub(super) transform: &'a T,
     /// The calling thread's clock, reported as the `reader` stage: its reads, the lines it
@@ -41,7 +41,7 @@ pub(super) struct Flight<'a, W, T> {
     pub(super) clock: StageClock,
 }
 
-impl<W: Write, T: Transform> Flight<'_, W, T> {
+impl<W: Write, T: Tallying> Flight<'_, W, T> {
     /// Takes back the slots that have come back, and notices a failed write, without waiting.
     fn take_freed(&mut self) -> Result<(), Error> {
         while let Ok(freed) = self.freed.try_recv() {
@@ -51,7 +51,7 @@ impl<W: Write, T: Transform> Flight<'_, W, T> {
     }
 
     /// A free slot, waiting for one to come back if all are out.
-    fn free_slot(&mut self) -> Result<Slot, Error> {
+    fn free_slot(&mut self) -> Result<Slot<T::Tally>, Error> {
         self.take_freed()?;
         loop {
             let size = self.chunk_size;
@@ -98,7 +98,7 @@ impl<W: Write, T: Transform> Flight<'_, W, T> {
     }
 
     /// Hands the ranges cut ahead to the free slots, in order.
-    fn fill_slots(&mut self, state: &mut MutexGuard<'_, Locked<W>>) -> Result<(), Error> {
+    fn fill_slots(&mut self, state: &mut MutexGuard<'_, Locked<W, T::Tally>>) -> Result<(), Error> {
         while state.cut_ahead_waiting() > 0 {
             let size = self.chunk_size;
             let Some(slot) = self.slots.take(|| Slot::new(size)) else {
@@ -142,11 +142,11 @@ impl<W: Write, T: Transform> Flight<'_, W, T> {
 
 /// A worker: reads and renders slots with `transform`, writes them when their turn comes (or
 /// leaves them to the thread writing), and hands them back to the calling thread.
-pub(super) fn work<W: Write>(
-    jobs: Receiver<Slot>,
-    freed: Sender<Result<Slot, Error>>,
-    state: &RoundState<W>,
-    transform: &impl Transform,
+pub(super) fn work<W: Write, T: Tallying>(
+    jobs: Receiver<Slot<T::Tally>>,
+    freed: Sender<Result<Slot<T::Tally>, Error>>,
+    state: &RoundState<W, T::Tally>,
+    transform: &T,
     mut clock: StageClock,
 ) -> StageClock {
     // A panic here would lose a slot, and the calling thread would wait for it forever.
@@ -221,7 +221,7 @@ mod tests {
         });
         assert_eq!(came_back.unwrap().number, 2, "one slot, round three times");
         let mut stats = Stats::start();
-        state.count_into(&mut stats).unwrap();
+        state.end(&SpaceCount, &mut stats).unwrap();
         assert_eq!((stats.lines, stats.bytes_in), (3, 12));
         assert_eq!(out, b"[spaces: 0]a\n[spaces: 1]b c\n[spaces: 2]d e f\n");
     }
@@ -248,7 +248,7 @@ mod tests {
         work(jobs, freed, &state, &SpaceCount, clock);
         assert_eq!(written.len(), 2, "both slots handed back");
         let mut stats = Stats::start();
-        state.count_into(&mut stats).unwrap();
+        state.end(&SpaceCount, &mut stats).unwrap();
         assert_eq!((stats.lines, stats.bytes_in), (2, 5));
         assert_eq!(out, b"[spaces: 1]a b\n[spaces: 0]c\n");
     }

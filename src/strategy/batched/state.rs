@@ -13,6 +13,7 @@
 
 use std::collections::VecDeque;
 use std::io::{self, Write};
+use std::mem;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use crossbeam_channel::Sender;
@@ -23,17 +24,18 @@ use crate::io::Output;
 use crate::io::ranges::Range;
 use crate::parallel::Reorder;
 use crate::stats::Stats;
+use crate::tally::{Tally, Tallying};
 
 /// The round's shared state, under one lock: shared by every thread that hands out slots or
 /// writes renderings, the calling thread and each worker.
-pub(super) struct RoundState<W>(Mutex<Locked<W>>);
+pub(super) struct RoundState<W, A>(Mutex<Locked<W, A>>);
 
 /// The round's shared state as one thread holds it, the lock taken.
-pub(super) struct Locked<W> {
-    in_order: Reorder<Slot>,
+pub(super) struct Locked<W, A> {
+    in_order: Reorder<Slot<A>>,
     /// `None` while a thread is writing, which it does outside the lock: the others leave their
     /// renderings in `in_order` for it, and it writes them too before it puts the output back.
-    output: Option<Output<W>>,
+    output: Option<Written<W, A>>,
     /// A write failed, or the run is ending early: renderings submitted from now on are handed
     /// back unwritten.
     writing_ended: bool,
@@ -47,19 +49,32 @@ pub(super) struct Locked<W> {
     /// are handed out, by whichever thread hands them.
     next_number: u64,
     /// Where slots go to be rendered, once the workers have started; `None` again ends them.
-    to_workers: Option<Sender<Slot>>,
+    to_workers: Option<Sender<Slot<A>>>,
     /// Ranges of a file cut ahead by the calling thread while every slot is out. A slot written
     /// goes straight back to a worker with the first of them, so that the calling thread wakes
     /// once these run out rather than once a chunk.
     ahead: VecDeque<Range>,
 }
 
-impl<W> RoundState<W> {
+/// The output and the tally of what it has been written, merged in input order: whoever writes
+/// holds both.
+struct Written<W, A> {
+    output: Output<W>,
+    tally: A,
+}
+
+impl<W, A> RoundState<W, A> {
     /// Before the first rendering, for at most `window` slots out at once.
-    pub(super) fn new(window: usize, output: Output<W>) -> Self {
+    pub(super) fn new(window: usize, output: Output<W>) -> Self
+    where
+        A: Default,
+    {
         RoundState(Mutex::new(Locked {
             in_order: Reorder::new(window),
-            output: Some(output),
+            output: Some(Written {
+                output,
+                tally: A::default(),
+            }),
             writing_ended: false,
             lines: 0,
             bytes_read_by_workers: 0,
@@ -71,12 +86,12 @@ impl<W> RoundState<W> {
     }
 
     /// Takes the lock; fails if a thread panicked holding it.
-    pub(super) fn lock(&self) -> Result<MutexGuard<'_, Locked<W>>, Error> {
+    pub(super) fn lock(&self) -> Result<MutexGuard<'_, Locked<W, A>>, Error> {
         self.0.lock().map_err(|_| panicked())
     }
 
     /// Slots handed out from now on go to `to_workers`.
-    pub(super) fn start_workers(&self, to_workers: Sender<Slot>) -> Result<(), Error> {
+    pub(super) fn start_workers(&self, to_workers: Sender<Slot<A>>) -> Result<(), Error> {
         self.lock()?.to_workers = Some(to_workers);
         Ok(())
     }
@@ -98,13 +113,13 @@ impl<W> RoundState<W> {
     }
 
     /// Numbers `slot` in input order.
-    pub(super) fn number(&self, slot: &mut Slot) -> Result<(), Error> {
+    pub(super) fn number(&self, slot: &mut Slot<A>) -> Result<(), Error> {
         self.lock()?.number(slot);
         Ok(())
     }
 
     /// Numbers `slot` and hands it to a worker. Fails only if no worker is left (they panicked).
-    pub(super) fn send(&self, slot: Slot) -> Result<(), Error> {
+    pub(super) fn send(&self, slot: Slot<A>) -> Result<(), Error> {
         self.lock()?.send(slot)
     }
 
@@ -120,14 +135,26 @@ impl<W> RoundState<W> {
     }
 }
 
-impl<W: Write> RoundState<W> {
-    /// Once the round is over: adds its counts to `stats`, the bytes its workers read to those
-    /// read on the calling thread.
-    pub(super) fn count_into(self, stats: &mut Stats) -> Result<(), Error> {
+impl<W: Write, A: Tally> RoundState<W, A> {
+    /// Once the round is over: writes the summary of the tally with `transform` after the lines
+    /// and adds the round's counts to `stats`, the bytes its workers read to those read on the
+    /// calling thread.
+    pub(super) fn end(
+        self,
+        transform: &impl Tallying<Tally = A>,
+        stats: &mut Stats,
+    ) -> Result<(), Error> {
         let state = self.0.into_inner().map_err(|_| panicked())?;
         stats.lines = state.lines;
         stats.bytes_in += state.bytes_read_by_workers;
-        stats.bytes_out = state.output.map_or(0, |output| output.bytes_written());
+        // A write that failed kept the output: the run fails with it, and no summary follows.
+        let Some(Written { mut output, tally }) = state.output else {
+            return Ok(());
+        };
+        let mut summary = Vec::new();
+        stats.status = transform.end(tally, &mut summary);
+        output.write(&summary)?;
+        stats.bytes_out = output.bytes_written();
         Ok(())
     }
 
@@ -136,20 +163,21 @@ impl<W: Write> RoundState<W> {
     /// outside the lock so that the others queue theirs meanwhile. Each slot written or dropped
     /// goes back to a worker with a range cut ahead, if there is one, else to `free`. A failed
     /// write is returned, and ends all writing.
-    pub(super) fn submit(&self, slot: Slot, mut free: impl FnMut(Slot)) -> Result<(), Error> {
+    pub(super) fn submit(&self, slot: Slot<A>, mut free: impl FnMut(Slot<A>)) -> Result<(), Error> {
         let mut state = self.lock()?;
         if state.writing_ended {
             free(slot);
             return Ok(());
         }
         state.in_order.insert(slot.number, slot);
-        let Some(mut output) = state.output.take() else {
+        let Some(mut written) = state.output.take() else {
             return Ok(());
         };
         while let Some(mut slot) = state.in_order.pop() {
             if state.admit(&mut slot) {
                 drop(state);
-                let wrote = output.write(&slot.output);
+                let wrote = written.output.write(&slot.output);
+                written.tally.merge(mem::take(&mut slot.tally));
                 state = self.lock()?;
                 if let Err(error) = wrote {
                     // The slot is not handed back, nor those still in line: the calling thread,
@@ -161,12 +189,12 @@ impl<W: Write> RoundState<W> {
             }
             state.recycle(slot, &mut free)?;
         }
-        state.output = Some(output);
+        state.output = Some(written);
         Ok(())
     }
 }
 
-impl<W> Locked<W> {
+impl<W, A> Locked<W, A> {
     /// Keeps `range` for the next slot written, or the next free one, to take.
     pub(super) fn cut_ahead(&mut self, range: Range) {
         self.ahead.push_back(range);
@@ -178,7 +206,7 @@ impl<W> Locked<W> {
     }
 
     /// Hands `slot` to a worker with the first range cut ahead, or gives it back if none waits.
-    pub(super) fn send_ahead(&mut self, mut slot: Slot) -> Result<Option<Slot>, Error> {
+    pub(super) fn send_ahead(&mut self, mut slot: Slot<A>) -> Result<Option<Slot<A>>, Error> {
         let Some(range) = self.ahead.pop_front() else {
             return Ok(Some(slot));
         };
@@ -186,12 +214,12 @@ impl<W> Locked<W> {
         self.send(slot).map(|()| None)
     }
 
-    fn number(&mut self, slot: &mut Slot) {
+    fn number(&mut self, slot: &mut Slot<A>) {
         slot.number = self.next_number;
         self.next_number += 1;
     }
 
-    fn send(&mut self, mut slot: Slot) -> Result<(), Error> {
+    fn send(&mut self, mut slot: Slot<A>) -> Result<(), Error> {
         self.number(&mut slot);
         let to_workers = self.to_workers.as_ref().ok_or_else(panicked)?;
         to_workers.send(slot).map_err(|_| panicked())
@@ -199,7 +227,7 @@ impl<W> Locked<W> {
 
     /// Hands `slot`, written or dropped, to a worker again with the first range cut ahead while
     /// writing goes on; else to `free`.
-    fn recycle(&mut self, slot: Slot, free: &mut impl FnMut(Slot)) -> Result<(), Error> {
+    fn recycle(&mut self, slot: Slot<A>, free: &mut impl FnMut(Slot<A>)) -> Result<(), Error> {
         let unsent = if self.writing_ended {
             Some(slot)
         } else {
@@ -213,7 +241,7 @@ impl<W> Locked<W> {
 
     /// Whether `slot`'s rendering is to be written, not dropped after a range of its file failed;
     /// lets go of its file, so that a file is closed once its ranges are written.
-    fn admit(&mut self, slot: &mut Slot) -> bool {
+    fn admit(&mut self, slot: &mut Slot<A>) -> bool {
         let ranged = slot.range.take().is_some();
         if let Some(error) = slot.read_error.take() {
             self.read_error.get_or_insert(error);
@@ -231,9 +259,9 @@ impl<W> Locked<W> {
 }
 
 /// Ends the workers when dropped, on every way out of the run, a panic's included.
-pub(super) struct EndsWorkers<'a, W>(pub(super) &'a RoundState<W>);
+pub(super) struct EndsWorkers<'a, W, A>(pub(super) &'a RoundState<W, A>);
 
-impl<W> Drop for EndsWorkers<'_, W> {
+impl<W, A> Drop for EndsWorkers<'_, W, A> {
     fn drop(&mut self) {
         self.0.end_workers();
     }
@@ -258,7 +286,7 @@ mod tests {
     use crate::transform::SpaceCount;
 
     /// A slot holding `text`, read and rendered by the calling thread, numbered next by `state`.
-    fn read_here<W>(state: &RoundState<W>, text: &[u8]) -> Slot {
+    fn read_here<W>(state: &RoundState<W, ()>, text: &[u8]) -> Slot<()> {
         let mut slot = Slot::new(text.len());
         let fill = |buf: &mut Vec<u8>| {
             buf.extend_from_slice(text);
@@ -272,7 +300,7 @@ mod tests {
 
     /// A slot a worker read `range` into and rendered (or failed to read), numbered next by
     /// `state`.
-    fn read_by_worker<W>(state: &RoundState<W>, range: Range) -> Slot {
+    fn read_by_worker<W>(state: &RoundState<W, ()>, range: Range) -> Slot<()> {
         let mut slot = Slot::new(range.len);
         slot.range = Some(range);
         slot.read_and_render(&SpaceCount).unwrap();
@@ -302,10 +330,10 @@ mod tests {
 
     /// What the round counted, once over: lines written, bytes read in all (1,000 of them on the
     /// calling thread), bytes written.
-    fn counts<W: Write>(state: RoundState<W>) -> (u64, u64, u64) {
+    fn counts<W: Write>(state: RoundState<W, ()>) -> (u64, u64, u64) {
         let mut stats = Stats::start();
         stats.bytes_in = 1000;
-        state.count_into(&mut stats).unwrap();
+        state.end(&SpaceCount, &mut stats).unwrap();
         (stats.lines, stats.bytes_in, stats.bytes_out)
     }
 
@@ -363,8 +391,8 @@ mod tests {
     /// runs `meanwhile` while that write waits, then lets it go. Returns the numbers of the
     /// slots that thread handed back.
     fn while_writing(
-        state: &RoundState<Paused<'_>>,
-        slot: Slot,
+        state: &RoundState<Paused<'_>, ()>,
+        slot: Slot<()>,
         pause: Pause,
         meanwhile: impl FnOnce(),
     ) -> Vec<u64> {
@@ -542,7 +570,7 @@ mod tests {
     fn ending_the_workers_closes_their_channel() {
         let file = Arc::new(testing::file(b"a\n"));
         let out = testing::file(b"");
-        let state = RoundState::new(1, Output::new(&out, 0));
+        let state = RoundState::<_, ()>::new(1, Output::new(&out, 0));
         let (to_workers, jobs) = bounded(1);
         state.start_workers(to_workers).unwrap();
         state.send(Slot::new(1)).unwrap();
@@ -592,7 +620,7 @@ mod tests {
         state.end_writing();
         state.end_workers();
         assert!(matches!(jobs.try_recv(), Err(TryRecvError::Disconnected)));
-        assert_eq!(error(state.count_into(&mut Stats::start())), expected);
+        assert_eq!(error(state.end(&SpaceCount, &mut Stats::start())), expected);
         assert_eq!(written(&out), b"");
     }
 }

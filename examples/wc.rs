@@ -1,0 +1,65 @@
+//! A tally of lines, words and bytes: `wc [FILE]...` prints what `cat FILE... | wc` prints in the
+//! C locale: newlines, words and bytes. A word, as GNU `wc` counts them, begins at a printable
+//! byte and ends at a space, `\t`, `\n`, `\v`, `\f` or `\r`; other bytes neither begin nor end
+//! one. Each chunk is counted whole, so that a last line without its `\n` adds no newline.
+
+use linewright::{Error, Filter, Tally, Tallying};
+use std::process::ExitCode;
+
+/// The toolkit's options alone.
+struct Wc;
+
+/// Newlines, words and bytes.
+#[derive(Default)]
+struct Counts([u64; 3]);
+
+impl Tally for Counts {
+    fn merge(&mut self, later: Counts) {
+        self.0
+            .iter_mut()
+            .zip(later.0)
+            .for_each(|(total, count)| *total += count);
+    }
+}
+
+impl Tallying for Wc {
+    type Tally = Counts;
+
+    /// A line as a chunk of one: a line-at-a-time strategy does not tell a last line without
+    /// its `\n`, which `batched`, the filter's, does.
+    fn render_line(&self, counts: &mut Counts, out: &mut Vec<u8>, line: &[u8]) {
+        let _ = self.render_chunk(counts, out, &[line, b"\n"].concat()); // cannot fail
+    }
+
+    fn render_chunk(
+        &self,
+        counts: &mut Counts,
+        _: &mut Vec<u8>,
+        chunk: &[u8],
+    ) -> Result<u64, Error> {
+        let newlines = memchr::memchr_iter(b'\n', chunk).count() as u64;
+        let (mut words, mut in_word) = (0, false);
+        for &byte in chunk {
+            match byte {
+                b'\t'..=b'\r' | b' ' => in_word = false,
+                b'!'..=b'~' if !in_word => (words, in_word) = (words + 1, true),
+                _ => {}
+            }
+        }
+        counts.merge(Counts([newlines, words, chunk.len() as u64]));
+        Ok(linewright::lines_in(chunk))
+    }
+
+    fn end(&self, Counts([lines, words, bytes]): Counts, out: &mut Vec<u8>) -> ExitCode {
+        out.extend_from_slice(format!("{lines:7} {words:7} {bytes:7}\n").as_bytes());
+        ExitCode::SUCCESS
+    }
+}
+
+fn main() -> ExitCode {
+    Filter::new("wc", env!("CARGO_PKG_VERSION"))
+        .about(
+            "Print the newlines, words and bytes of the FILEs together, as cat FILE... | wc does",
+        )
+        .run(Wc)
+}
