@@ -2,10 +2,10 @@
 //! lines that hold PATTERN, as `grep -F PATTERN` does, and exits 1 when none did, as grep does:
 //! `cargo run --release --example grep -- fn src/*.rs`. A line that does not match is dropped by
 //! writing nothing. A chunk of lines is searched whole (`lines_found`, with memchr's memmem), so
-//! that where nothing matches it skips through the input as grep does. Whether any line matched
-//! is its tally, kept for each chunk and merged, which decides the exit status at the end.
+//! that where nothing matches it skips through the input as grep does. How many lines matched is
+//! its tally, kept for each chunk and merged, which decides the exit status at the end.
 
-use linewright::{Error, Filter, Tally, Tallying, lines_found, lines_in};
+use linewright::{Error, Filter, Tallying, lines_found, lines_in};
 use std::process::ExitCode;
 
 /// `grep`'s own argument, before the FILEs.
@@ -15,40 +15,30 @@ struct Grep {
     pattern: String,
 }
 
-/// Whether any line held the pattern.
-#[derive(Default)]
-struct Matched(bool);
-
-impl Tally for Matched {
-    fn merge(&mut self, later: Matched) {
-        self.0 |= later.0;
-    }
-}
-
 impl Tallying for Grep {
-    type Tally = Matched;
+    type Tally = u64; // lines that held the pattern
 
-    fn render_line(&self, matched: &mut Matched, out: &mut Vec<u8>, line: &[u8]) {
+    fn render_line(&self, matched: &mut u64, out: &mut Vec<u8>, line: &[u8]) {
         let _ = self.render_chunk(matched, out, line); // a chunk of one line, which cannot fail
     }
 
     fn render_chunk(
         &self,
-        matched: &mut Matched,
+        matched: &mut u64,
         out: &mut Vec<u8>,
         chunk: &[u8],
     ) -> Result<u64, Error> {
-        let (finder, written) = (memchr::memmem::Finder::new(&self.pattern), out.len());
+        let finder = memchr::memmem::Finder::new(&self.pattern);
         for line in lines_found(chunk, |rest| finder.find(rest)) {
             out.extend_from_slice(line);
             out.push(b'\n');
+            *matched += 1;
         }
-        matched.0 |= out.len() > written;
         Ok(lines_in(chunk))
     }
 
-    fn end(&self, matched: Matched, _: &mut Vec<u8>) -> ExitCode {
-        ExitCode::from(u8::from(!matched.0)) // 1 where no line matched
+    fn end(&self, matched: u64, _: &mut Vec<u8>) -> ExitCode {
+        ExitCode::from(u8::from(matched == 0)) // 1 where no line matched
     }
 }
 

@@ -3,41 +3,27 @@
 //! byte and ends at a space, `\t`, `\n`, `\v`, `\f` or `\r`; other bytes neither begin nor end
 //! one. Each chunk is counted whole, so that a last line without its `\n` adds no newline.
 
-use linewright::{Error, Filter, Tally, Tallying};
+use linewright::{Error, Filter, Tally, Tallying, lines_in};
 use std::process::ExitCode;
 
 /// The toolkit's options alone.
 struct Wc;
 
-/// Newlines, words and bytes.
-#[derive(Default)]
-struct Counts([u64; 3]);
-
-impl Tally for Counts {
-    fn merge(&mut self, later: Counts) {
-        self.0
-            .iter_mut()
-            .zip(later.0)
-            .for_each(|(total, count)| *total += count);
-    }
-}
-
 impl Tallying for Wc {
-    type Tally = Counts;
+    type Tally = [u64; 3]; // newlines, words, bytes
 
     /// A line as a chunk of one: a line-at-a-time strategy does not tell a last line without
     /// its `\n`, which `batched`, the filter's, does.
-    fn render_line(&self, counts: &mut Counts, out: &mut Vec<u8>, line: &[u8]) {
+    fn render_line(&self, counts: &mut [u64; 3], out: &mut Vec<u8>, line: &[u8]) {
         let _ = self.render_chunk(counts, out, &[line, b"\n"].concat()); // cannot fail
     }
 
     fn render_chunk(
         &self,
-        counts: &mut Counts,
+        counts: &mut [u64; 3],
         _: &mut Vec<u8>,
         chunk: &[u8],
     ) -> Result<u64, Error> {
-        let newlines = memchr::memchr_iter(b'\n', chunk).count() as u64;
         let (mut words, mut in_word) = (0, false);
         for &byte in chunk {
             match byte {
@@ -46,11 +32,15 @@ impl Tallying for Wc {
                 _ => {}
             }
         }
-        counts.merge(Counts([newlines, words, chunk.len() as u64]));
-        Ok(linewright::lines_in(chunk))
+        counts.merge([
+            memchr::memchr_iter(b'\n', chunk).count() as u64,
+            words,
+            chunk.len() as u64,
+        ]);
+        Ok(lines_in(chunk))
     }
 
-    fn end(&self, Counts([lines, words, bytes]): Counts, out: &mut Vec<u8>) -> ExitCode {
+    fn end(&self, [lines, words, bytes]: [u64; 3], out: &mut Vec<u8>) -> ExitCode {
         out.extend_from_slice(format!("{lines:7} {words:7} {bytes:7}\n").as_bytes());
         ExitCode::SUCCESS
     }

@@ -24,6 +24,50 @@
 //! }
 //! ```
 //!
+//! A filter that counts keeps a [`Tally`] beside its renderings, one a chunk of lines on
+//! whichever core renders it, with no lock on a line's way; the toolkit merges them in input
+//! order and hands the whole to [`end`](Tallying::end), which writes the summary after the lines
+//! and says the exit status (docs/CONTRACT.md §13.4):
+//!
+//! ```no_run
+//! use linewright::{Filter, Tally, Tallying};
+//! use std::{collections::BTreeMap, process::ExitCode};
+//!
+//! /// How many lines begin with each first word, as `awk '{c[$1]++} END {...}'` counts them.
+//! struct FirstWords;
+//!
+//! #[derive(Default)]
+//! struct Counts(BTreeMap<Vec<u8>, u64>);
+//!
+//! impl Tally for Counts {
+//!     fn merge(&mut self, later: Counts) {
+//!         later.0.into_iter().for_each(|(word, n)| *self.0.entry(word).or_default() += n);
+//!     }
+//! }
+//!
+//! impl Tallying for FirstWords {
+//!     type Tally = Counts;
+//!
+//!     fn render_line(&self, counts: &mut Counts, _: &mut Vec<u8>, line: &[u8]) {
+//!         let word = line.split(u8::is_ascii_whitespace).find(|word| !word.is_empty());
+//!         *counts.0.entry(word.unwrap_or_default().to_vec()).or_default() += 1; // no line passed on
+//!     }
+//!
+//!     fn end(&self, counts: Counts, out: &mut Vec<u8>) -> ExitCode {
+//!         for (word, n) in counts.0 {
+//!             out.extend_from_slice(format!("{n} ").as_bytes());
+//!             out.extend_from_slice(&word);
+//!             out.push(b'\n');
+//!         }
+//!         ExitCode::SUCCESS
+//!     }
+//! }
+//!
+//! fn main() -> ExitCode {
+//!     Filter::new("first-words", env!("CARGO_PKG_VERSION")).run(FirstWords)
+//! }
+//! ```
+//!
 //! The program it makes reads FILEs as `cat` does (`-` is stdin; one that cannot be read is told
 //! and skipped), decodes gzip, zstd, xz, bzip2 and lz4 with `-z` (`--decoders` at once), prints
 //! a summary with `--stats`, answers `--help` and `--version` with its own name and texts,
@@ -45,9 +89,11 @@
 //! ([`cost_a_line`](Transform::cost_a_line)), so that `batched` shares its lines out between
 //! its workers instead of rendering them on its reading thread; one whose filter exits as `grep`
 //! does says so in [`exit_status`](Transform::exit_status). `examples/upper.rs`,
-//! `examples/grep.rs` (`grep -F`, exit 1 where nothing matched), `examples/redact.rs` (a fixed
-//! string replaced, `--replace WITH PATTERN`) and `examples/digest.rs` (a hash stretched over
-//! thousands of rounds a line) are whole filters.
+//! `examples/grep.rs` (`grep -F`, exit 1 where its tally says nothing matched),
+//! `examples/redact.rs` (a fixed string replaced, `--replace WITH PATTERN`),
+//! `examples/digest.rs` (a hash stretched over thousands of rounds a line), and the tallies
+//! `examples/count-by.rs` (lines counted by a field, as `awk | sort | uniq -c`; `--sum` merges
+//! such tallies) and `examples/wc.rs` (`wc`'s newlines, words and bytes) are whole filters.
 //!
 //! ## The toolkit inside
 //!

@@ -12,6 +12,10 @@
 //! Beam's `CombineFn` (create, add, merge, extract), as `Default`, the renderings, `merge` and
 //! `end` (docs/CONTRACT.md §13.4).
 
+use std::collections::hash_map::Entry;
+use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasher, Hash};
+use std::mem;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -23,6 +27,10 @@ use crate::transform::{MOST_ROOM_ADDED, Transform};
 
 /// What a filter keeps of the lines it has rendered: made empty (`Default`) for each chunk, folded
 /// into by its renderings, and merged with the tallies of the chunks after it, in input order.
+/// The empty tally changes nothing it is merged with, or into.
+///
+/// Counts (`u64` and the other unsigned integers, added), arrays and pairs of tallies, and maps
+/// of a tally a key (`HashMap`, `BTreeMap`) are tallies already.
 pub trait Tally: Default + Send {
     /// Folds in `later`, the tally of the lines that came right after this one's.
     fn merge(&mut self, later: Self);
@@ -32,6 +40,73 @@ pub trait Tally: Default + Send {
 impl Tally for () {
     #[inline(always)]
     fn merge(&mut self, (): ()) {}
+}
+
+/// A count: merged by adding, saturating rather than wrapping or panicking.
+macro_rules! counts {
+    ($($count:ty),*) => {$(
+        impl Tally for $count {
+            fn merge(&mut self, later: $count) {
+                *self = self.saturating_add(later);
+            }
+        }
+    )*};
+}
+counts!(u8, u16, u32, u64, u128, usize);
+
+/// Several tallies side by side (`wc`'s newlines, words and bytes), each merged with its own.
+impl<T: Tally, const N: usize> Tally for [T; N]
+where
+    [T; N]: Default,
+{
+    fn merge(&mut self, later: [T; N]) {
+        self.iter_mut()
+            .zip(later)
+            .for_each(|(tally, later)| tally.merge(later));
+    }
+}
+
+/// Two tallies side by side, each merged with its own.
+impl<A: Tally, B: Tally> Tally for (A, B) {
+    fn merge(&mut self, (a, b): (A, B)) {
+        self.0.merge(a);
+        self.1.merge(b);
+    }
+}
+
+/// A tally a key (`awk '{c[$9]++}'`), a key's merged with its own: the smaller map is folded
+/// into the larger, each key's tallies still merged earlier with later.
+impl<K, V, S> Tally for HashMap<K, V, S>
+where
+    K: Eq + Hash + Send,
+    V: Tally,
+    S: BuildHasher + Default + Send,
+{
+    fn merge(&mut self, mut later: HashMap<K, V, S>) {
+        let earlier_is_smaller = later.len() > self.len();
+        if earlier_is_smaller {
+            mem::swap(self, &mut later);
+        }
+        for (key, tally) in later {
+            match self.entry(key) {
+                Entry::Occupied(mut kept) if earlier_is_smaller => {
+                    let later = mem::replace(kept.get_mut(), tally);
+                    kept.get_mut().merge(later);
+                }
+                Entry::Occupied(mut kept) => kept.get_mut().merge(tally),
+                Entry::Vacant(new) => drop(new.insert(tally)),
+            }
+        }
+    }
+}
+
+/// A tally a key, in key order, a key's merged with its own.
+impl<K: Ord + Send, V: Tally> Tally for BTreeMap<K, V> {
+    fn merge(&mut self, later: BTreeMap<K, V>) {
+        for (key, tally) in later {
+            self.entry(key).or_default().merge(tally);
+        }
+    }
 }
 
 /// How each line is rendered and folded into a [`Tally`]: a [`Transform`] with a tally beside
@@ -47,30 +122,21 @@ impl Tally for () {
 ///
 /// ```
 /// use linewright::strategy::std_baseline;
-/// use linewright::{Error, Memory, StdBaseline, Tally, Tallying};
+/// use linewright::{Memory, StdBaseline, Tallying};
 /// use std::process::ExitCode;
 ///
 /// /// Counts the lines, and passes none on.
 /// struct CountLines;
 ///
-/// #[derive(Default)]
-/// struct Lines(u64);
-///
-/// impl Tally for Lines {
-///     fn merge(&mut self, later: Lines) {
-///         self.0 += later.0;
-///     }
-/// }
-///
 /// impl Tallying for CountLines {
-///     type Tally = Lines;
+///     type Tally = u64;
 ///
-///     fn render_line(&self, lines: &mut Lines, _: &mut Vec<u8>, _: &[u8]) {
-///         lines.0 += 1;
+///     fn render_line(&self, lines: &mut u64, _: &mut Vec<u8>, _: &[u8]) {
+///         *lines += 1;
 ///     }
 ///
-///     fn end(&self, lines: Lines, out: &mut Vec<u8>) -> ExitCode {
-///         out.extend_from_slice(format!("{}\n", lines.0).as_bytes());
+///     fn end(&self, lines: u64, out: &mut Vec<u8>) -> ExitCode {
+///         out.extend_from_slice(format!("{lines}\n").as_bytes());
 ///         ExitCode::SUCCESS
 ///     }
 /// }
@@ -79,7 +145,7 @@ impl Tally for () {
 /// let mut out = Vec::new();
 /// std_baseline::run(&knobs, CountLines, Memory::new(&b"a\nb\nc"[..]), &mut out)?;
 /// assert_eq!(out, b"3\n");
-/// # Ok::<(), Error>(())
+/// # Ok::<(), linewright::Error>(())
 /// ```
 pub trait Tallying {
     /// What is kept of the lines rendered: `()` for a [`Transform`].
@@ -190,4 +256,62 @@ pub(crate) fn render_line_in_memory<T: Tallying + ?Sized>(
     reserve(out, line.len() + tallying.most_added().min(MOST_ROOM_ADDED))?;
     tallying.render_line(tally, out, line);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tally that is not commutative: what it saw, in order.
+    #[derive(Default, Debug, PartialEq)]
+    struct Seen(Vec<u32>);
+
+    impl Tally for Seen {
+        fn merge(&mut self, later: Seen) {
+            self.0.extend(later.0);
+        }
+    }
+
+    fn seen<const N: usize>(pairs: [(u8, u32); N]) -> HashMap<u8, Seen> {
+        let mut map: HashMap<u8, Seen> = HashMap::new();
+        pairs
+            .into_iter()
+            .for_each(|(key, n)| map.entry(key).or_default().0.push(n));
+        map
+    }
+
+    /// A map's tallies are merged earlier with later, key by key, whichever map is the larger
+    /// (the smaller is folded into the larger).
+    #[test]
+    fn a_maps_tallies_merge_in_order_whichever_map_is_larger() {
+        let mut small_first = seen([(1, 1)]);
+        small_first.merge(seen([(1, 2), (2, 3), (3, 4)]));
+        assert_eq!(small_first, seen([(1, 1), (1, 2), (2, 3), (3, 4)]));
+        let mut large_first = seen([(1, 1), (2, 3), (3, 4)]);
+        large_first.merge(seen([(1, 2), (4, 5)]));
+        assert_eq!(large_first, seen([(1, 1), (1, 2), (2, 3), (3, 4), (4, 5)]));
+        let mut sorted = BTreeMap::from([(1, Seen(vec![1]))]);
+        Tally::merge(
+            &mut sorted,
+            BTreeMap::from([(1, Seen(vec![2])), (0, Seen(vec![3]))]),
+        );
+        assert_eq!(
+            sorted,
+            BTreeMap::from([(0, Seen(vec![3])), (1, Seen(vec![1, 2]))])
+        );
+    }
+
+    /// Counts add, saturating; arrays and pairs merge each tally with its own.
+    #[test]
+    fn counts_add_without_overflowing_and_side_by_side_tallies_merge_each_with_its_own() {
+        let mut count = u64::MAX - 1;
+        count.merge(5);
+        assert_eq!(count, u64::MAX);
+        let mut counts = [1u64, 2, 3];
+        counts.merge([10, 20, 30]);
+        assert_eq!(counts, [11, 22, 33]);
+        let mut pair = (1u8, Seen(vec![1]));
+        pair.merge((2, Seen(vec![2])));
+        assert_eq!(pair, (3, Seen(vec![1, 2])));
+    }
 }
