@@ -6,7 +6,7 @@
 //! first field, 0 where it is not a number; the key is what follows the blank after it), so that
 //! tallies of parts of a log, made apart, merge into the tally of the whole.
 
-use linewright::{Filter, Tallying};
+use linewright::{Filter, Tallying, fields};
 use std::{collections::HashMap, process::ExitCode};
 
 /// `count-by`'s own argument, before the FILEs: a field's number, or `--sum` (taken as its value,
@@ -34,9 +34,7 @@ impl Tallying for CountBy {
     type Tally = HashMap<Box<[u8]>, u64>;
 
     fn render_line(&self, counts: &mut Self::Tally, _: &mut Vec<u8>, line: &[u8]) {
-        let mut fields = line
-            .split(|&byte| byte == b' ' || byte == b'\t')
-            .filter(|f| !f.is_empty());
+        let mut fields = fields(line);
         let (key, count) = match self.field.0 {
             Some(n) => (fields.nth(n - 1), 1),
             None => {

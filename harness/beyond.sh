@@ -10,6 +10,8 @@
 #
 # Every recipe's output is compared byte for byte (cmp) with `batched`'s alone on the same input,
 # each run bounded by LIMIT seconds; then all are timed with hyperfine beside the binary alone.
+# Then a tally made in parts and merged: examples/count-by.rs by the status on the main job's logs,
+# its jobs' `COUNT KEY` lines summed by `count-by --sum`, against `count-by 9` alone.
 # Into the run's folder: beyond.json (hyperfine's) and beyond.md (the table, also printed), with
 # sshd's log kept in the scratch folder.
 #
@@ -31,17 +33,20 @@ require python3 "sudo apt-get install python3"
 # The longest any one recipe may run before the script stops with a failure.
 LIMIT=$(by_size 120 300 900)
 
-build
-text=$(text_file man)
-t=$(q "$text")
-gz=$WORK/$(basename "$text").gz
-if [[ ! -f $gz || $gz -ot $text ]]; then
-    say "compressing $(basename "$text") for the zcat recipes"
-    gzip -1 -n -c "$text" > "$gz.tmp"
-    mv "$gz.tmp" "$gz"
-fi
-g=$(q "$gz")
-block=$(($(stat -c %s "$text") / 16))
+build batched gen-logs example:count-by
+# gzipped TEXT: TEXT gzipped once for the zcat recipes, its path.
+gzipped() {
+    local gz=$WORK/$(basename "$1").gz
+    if [[ ! -f $gz || $gz -ot $1 ]]; then
+        say "compressing $(basename "$1") for the zcat recipes"
+        gzip -1 -n -c "$1" > "$gz.tmp"
+        mv "$gz.tmp" "$gz"
+    fi
+    printf '%s\n' "$gz"
+}
+text=$(text_file man) logs=$(text_file logs)
+t=$(q "$text") g=$(q "$(gzipped "$text")") l=$(q "$logs") h=$(q "$(gzipped "$logs")")
+block=$(($(stat -c %s "$text") / 16)) logs_block=$(($(stat -c %s "$logs") / 16))
 batched=$(command_of "batched --threads 1")
 
 # start_sshd: an sshd on a free port of 127.0.0.1 that takes this user's scratch key only, in
@@ -113,23 +118,45 @@ commands=(
     "zcat $g | parallel --pipe --block $block -k $ssh_opt -S :,127.0.0.1 $batched"
     "zcat $g | parallel --pipe --block $block -k $ssh_opt -S 127.0.0.1 $batched"
 )
+# A tally's parts made by the jobs and merged by `count-by --sum` (docs/CONTRACT.md §13.4), on the
+# logs, against `count-by 9 L` alone.
+count_by=$(q "$BIN_DIR/examples/count-by")
+tally_labels=(
+    "count-by 9 L"
+    "parallel --pipepart -a L --block -1 -k count-by 9 | count-by --sum"
+    "zcat H | parallel --pipe -k count-by 9 | count-by --sum"
+    "zcat H | parallel --pipe -k -S :,127.0.0.1 count-by 9 | count-by --sum"
+)
+tally_commands=(
+    "$count_by 9 $l"
+    "parallel --pipepart -a $l --block -1 -k $count_by 9 | $count_by --sum"
+    "zcat $h | parallel --pipe --block $logs_block -k $count_by 9 | $count_by --sum"
+    "zcat $h | parallel --pipe --block $logs_block -k $ssh_opt -S :,127.0.0.1 $count_by 9 | $count_by --sum"
+)
 
-# Byte for byte against the binary alone, each run bounded: a recipe that hangs or differs stops
-# the script.
-outputs=$WORK/beyond-outputs
-mkdir -p "$outputs"
-for i in "${!labels[@]}"; do
-    say "checking ${labels[$i]}"
-    timeout -k 5 "$LIMIT" bash -c "${commands[$i]}" > "$outputs/$i.out" ||
-        die "'${labels[$i]}' failed or ran past $LIMIT s: ${commands[$i]}"
-    cmp "$outputs/0.out" "$outputs/$i.out" ||
-        die "OUTPUT MISMATCH: '${labels[$i]}' differs from '${labels[0]}'"
-done
-rm -rf "$outputs"
-
-timed=()
-for i in "${!labels[@]}"; do timed+=("${labels[$i]}" "${commands[$i]}"); done
-json=$(time_commands beyond "${timed[@]}")
+# checked NAME LABEL... -- COMMAND...: each command's output byte for byte the first's, each run
+# bounded (a recipe that hangs or differs stops the script); then all timed, as RUN_DIR/NAME.json,
+# whose path it prints.
+checked() {
+    local name=$1 labels=() commands=() outputs=$WORK/beyond-outputs timed=() i
+    shift
+    while [[ $1 != -- ]]; do labels+=("$1") && shift; done
+    shift
+    commands=("$@")
+    mkdir -p "$outputs"
+    for i in "${!labels[@]}"; do
+        say "checking ${labels[$i]}"
+        timeout -k 5 "$LIMIT" bash -c "${commands[$i]}" > "$outputs/$i.out" ||
+            die "'${labels[$i]}' failed or ran past $LIMIT s: ${commands[$i]}"
+        cmp "$outputs/0.out" "$outputs/$i.out" ||
+            die "OUTPUT MISMATCH: '${labels[$i]}' differs from '${labels[0]}'"
+    done
+    rm -rf "$outputs"
+    for i in "${!labels[@]}"; do timed+=("${labels[$i]}" "${commands[$i]}"); done
+    time_commands "$name" "${timed[@]}"
+}
+json=$(checked beyond "${labels[@]}" -- "${commands[@]}")
+tally_json=$(checked beyond-tallies "${tally_labels[@]}" -- "${tally_commands[@]}")
 
 table=$RUN_DIR/beyond.md
 {
@@ -143,6 +170,13 @@ table=$RUN_DIR/beyond.md
     echo "ssh side's (sshd, the jobs it starts) are not hyperfine's children."
     echo
     "$REPORT" table --bytes "$(stat -c %s "$text")" --reference "batched F" "$json"
+    echo
+    echo "## A tally made in parts and summed"
+    echo
+    echo "L: $(basename "$logs") ($(stat -c %s "$logs") bytes), H: it gzipped (gzip -1); \`--pipe\`"
+    echo "blocks of $logs_block bytes. Every output was byte for byte \`count-by 9 L\`'s (cmp)."
+    echo
+    "$REPORT" table --bytes "$(stat -c %s "$logs")" --reference "count-by 9 L" "$tally_json"
     echo
     echo "## The texts"
     echo
