@@ -136,14 +136,26 @@ pub fn lines_found<'a>(
 }
 
 /// The fields of `line` as awk splits a line by default: at runs of spaces and tabs, those at
-/// either end skipped. Found with memchr's vector search, a field's end at a time, so that a
-/// tally keyed by a field (`awk '{c[$9]++}'`, `examples/count-by.rs`) passes over a line at the
-/// searcher's speed.
+/// either end skipped, so that a tally keyed by a field (`awk '{c[$9]++}'`,
+/// `examples/count-by.rs`) finds it. Each field's end is found with memchr's vector search; on
+/// x86_64 with its SSE2 searcher, made once for the line, which every x86_64 has: the searcher
+/// memchr picks at run time is called through a pointer, and that call, at every field, was most
+/// of count-by's time (cachegrind, 200,000 log lines).
 pub fn fields(line: &[u8]) -> impl Iterator<Item = &[u8]> {
-    let mut ends = memchr::memchr2_iter(b' ', b'\t', line).chain([line.len()]);
+    #[cfg(target_arch = "x86_64")]
+    let sse2 = memchr::arch::x86_64::sse2::memchr::Two::new(b' ', b'\t');
+    let next_blank = move |rest: &[u8]| {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(sse2) = &sse2 {
+            return sse2.find(rest);
+        }
+        memchr::memchr2(b' ', b'\t', rest)
+    };
     let mut start = 0;
     std::iter::from_fn(move || {
-        for end in ends.by_ref() {
+        while start <= line.len() {
+            let rest = &line[start..];
+            let end = start + next_blank(rest).unwrap_or(rest.len());
             let field = &line[start..end];
             start = end + 1;
             if !field.is_empty() {
