@@ -231,7 +231,6 @@ fn open(path: &Path, output: Option<(u64, u64)>) -> Option<(Regular, Identity, F
 /// compressed regular file and not the output; else `None`, whatever failed.
 fn start_alone(path: &Path, output: Option<&fd::Output>, buffers: usize) -> Option<Started> {
     let (file, identity, format) = open(path, output.and_then(fd::Output::file))?;
-    decode::slices::ask_short();
     let (decoded, decoding) =
         decode::decode_file(file, format, buffers, NonZeroUsize::MIN, 0).ok()?;
     Some(Started::Alone(Found {

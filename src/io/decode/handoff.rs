@@ -9,7 +9,6 @@ use std::io::Write;
 use crossbeam_channel::{Receiver, Sender};
 use memchr::memrchr;
 
-use super::own_core::OwnCore;
 use super::spares::Spares;
 use super::{BUFFER, DECODED_HELD};
 
@@ -179,10 +178,6 @@ pub(super) trait Out: Send + 'static {
 
     /// Hands on what is held, at the end.
     fn flush(&mut self);
-
-    /// Told that one decoder fills it, on this thread, to the end: [`ToReader`] keeps a core
-    /// for it ([`OwnCore`]).
-    fn decoding_alone(&mut self) {}
 }
 
 /// A stream's decoded bytes, written to the pipe as each buffer comes, for live input.
@@ -209,9 +204,6 @@ impl Out for PipeOut {
 pub(super) trait Buffers: Send + 'static {
     /// An empty buffer to fill (its bytes of no meaning), or `None` when the reader has gone.
     fn empty(&mut self) -> Option<Vec<u8>>;
-
-    /// [`Out::decoding_alone`].
-    fn decoding_alone(&mut self) {}
 
     /// Hands on a buffer of decoded bytes: false when the reader has gone.
     fn full(&mut self, decoded: Decoded) -> bool;
@@ -311,10 +303,6 @@ impl<B: Buffers> Out for Filling<B> {
         }
         self.buffers.flush();
     }
-
-    fn decoding_alone(&mut self) {
-        self.buffers.decoding_alone();
-    }
 }
 
 impl<B: Buffers> Drop for Filling<B> {
@@ -343,10 +331,6 @@ pub(super) struct ToReader {
     made: usize,
     /// Full buffers not yet sent, fewer than [`SENT_TOGETHER`].
     unsent: Vec<Decoded>,
-    /// Kept for a lone decoder until it first waits for a buffer back once one has come back.
-    core: OwnCore,
-    /// The reader has handed a buffer back: a wait before is its start, not its pace.
-    handed_back: bool,
 }
 
 impl ToReader {
@@ -358,8 +342,6 @@ impl ToReader {
             most,
             made: 0,
             unsent: Vec::new(),
-            core: OwnCore::default(),
-            handed_back: false,
         }
     }
 
@@ -376,29 +358,15 @@ impl Buffers for ToReader {
     fn empty(&mut self) -> Option<Vec<u8>> {
         // One handed back first, so that a decoder let hold many makes only as many as the
         // reader leaves it holding.
-        let buffer = match self.empty.try_recv() {
-            Ok(buffer) => buffer,
+        match self.empty.try_recv() {
+            Ok(buffer) => Some(buffer),
             Err(_) if self.made < self.most => {
                 self.made += 1;
-                return Some(SPARE.take().unwrap_or_default());
+                Some(SPARE.take().unwrap_or_default())
             }
-            // The reader may be waiting for those held to hand any back. Waiting for a reader
-            // under way, the decoder is no longer the slower: the others may want its core. At
-            // the start, one of five runs waited once for the reader's first buffer back, and a
-            // core given back then was lost for the run.
-            Err(_) => {
-                if self.handed_back {
-                    self.core.give_back();
-                }
-                self.send_unsent().then(|| self.empty.recv().ok())??
-            }
-        };
-        self.handed_back = true;
-        Some(buffer)
-    }
-
-    fn decoding_alone(&mut self) {
-        self.core.keep();
+            // The reader may be waiting for those held to hand any back.
+            Err(_) => self.send_unsent().then(|| self.empty.recv().ok())?,
+        }
     }
 
     fn full(&mut self, decoded: Decoded) -> bool {
@@ -407,7 +375,6 @@ impl Buffers for ToReader {
     }
 
     fn flush(&mut self) {
-        self.core.give_back();
         self.send_unsent();
     }
 }
@@ -556,74 +523,6 @@ mod tests {
                     "buffer {} left a partial line of {} uncut", n, partial);
             }
         }
-    }
-
-    /// A lone decoder keeps its core from the other threads (CONTRACT §12.6) through a wait for
-    /// its reader's first buffer back, and gives it back before a wait once one has come back,
-    /// or at its end.
-    #[cfg(target_os = "linux")]
-    #[test]
-    fn a_lone_decoder_gives_its_core_back_before_a_wait_for_a_reader_under_way_or_at_its_end() {
-        use std::time::{Duration, Instant};
-
-        use rustix::thread::gettid;
-
-        use super::super::own_core::tests::{mask, may_keep_a_core, until_kept};
-
-        let (_turn, every) = may_keep_a_core();
-        if every.count() < 2 {
-            return;
-        }
-        let (started, reader) = bounded(1);
-        let (to_reader, full) = bounded(2);
-        let (to_decoder, empty) = bounded(2);
-        // Takes the two buffers sent together and hands one back when the decoder waits for it,
-        // then the other once its core is back, or after 10 s: its masks then.
-        let reading = std::thread::spawn(move || {
-            started.send(gettid()).unwrap();
-            let mut taken: Vec<Decoded> = full.iter().take(2).collect();
-            // The decoder waits for the first buffer back by now.
-            std::thread::sleep(Duration::from_millis(50));
-            let at_start = mask(gettid());
-            to_decoder.send(taken.pop().unwrap().bytes).unwrap();
-            let deadline = Instant::now() + Duration::from_secs(10);
-            while mask(gettid()) != every && Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(1));
-            }
-            let under_way = mask(gettid());
-            to_decoder.send(taken.pop().unwrap().bytes).unwrap();
-            full.iter().for_each(drop);
-            (at_start, under_way)
-        });
-        let reader = reader.recv().unwrap();
-        // Kept once the machine has a core to spare: other processes may run for a while.
-        let kept = |buffers: &mut ToReader| {
-            until_kept(|| {
-                buffers.core = OwnCore::default();
-                buffers.decoding_alone();
-                buffers.core.is_kept()
-            });
-            assert_eq!(mask(reader).count() + 1, every.count(), "kept");
-        };
-        let fill = |buffers: &mut ToReader| {
-            let bytes = buffers.empty().unwrap();
-            assert!(buffers.full(Decoded { bytes, len: 0 }));
-        };
-        let mut waits = ToReader::new(to_reader.clone(), empty.clone(), 2);
-        kept(&mut waits);
-        // Two made and sent, then a wait for the first back, then one for the second.
-        (0..3).for_each(|_| fill(&mut waits));
-        assert!(waits.empty().is_some());
-        assert_eq!(mask(reader), every);
-        let mut ends = ToReader::new(to_reader, empty, 2);
-        kept(&mut ends);
-        (0..2).for_each(|_| fill(&mut ends));
-        ends.flush();
-        assert_eq!(mask(reader), every, "given back at the end");
-        drop((waits, ends));
-        let (at_start, under_way) = reading.join().unwrap();
-        assert_eq!(at_start.count() + 1, every.count(), "kept at the start");
-        assert_eq!(under_way, every, "given back before the wait");
     }
 
     /// Full buffers go to the reader two at a time, and all of them before the decoder waits for
@@ -797,27 +696,6 @@ mod tests {
             assert!(kept.full(Decoded { bytes, len: 0 }) && !kept.overflowed);
         }
         assert!(kept.empty().is_none() && kept.overflowed);
-    }
-
-    /// Told that one decoder fills it, a `Filling` tells its buffers, where `ToReader` keeps
-    /// the core.
-    #[test]
-    fn filling_tells_its_buffers_of_a_decoder_alone() {
-        struct Told(bool);
-        impl Buffers for Told {
-            fn empty(&mut self) -> Option<Vec<u8>> {
-                None
-            }
-            fn full(&mut self, _: Decoded) -> bool {
-                false
-            }
-            fn decoding_alone(&mut self) {
-                self.0 = true;
-            }
-        }
-        let mut filling = Filling::new(Told(false));
-        filling.decoding_alone();
-        assert!(filling.buffers.0);
     }
 
     /// A piece decoded elsewhere goes on alone when nothing is held: no empty buffer before it.

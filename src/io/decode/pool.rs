@@ -85,7 +85,6 @@ pub(super) fn decode_parts(
         return decode_alone(source, parts, out);
     }
     walk.at = start;
-    super::slices::ask_short();
     let source = Arc::new(source);
     // Parts under way: the one being handed on, and the rest of each decoder's share.
     let (order, decoded) = bounded(threads.get() * parts.under_way() - 1);
@@ -157,7 +156,6 @@ pub(super) fn decode_alone(source: File, parts: Parts, out: &mut impl Out) -> Re
     let Some(mut walk) = walk.filter(|_| matches!(parts, Parts::Bgzf)) else {
         return run(Undecoded::new(source), Some(parts.format()), ONE, out);
     };
-    out.decoding_alone();
     let (mut sized, mut input) = (SizedMember::new(), Vec::new());
     loop {
         match walk.next(&source) {
@@ -501,44 +499,6 @@ mod tests {
             );
             let offset = (&shared).stream_position().unwrap();
             assert_eq!(offset, bytes.len() as u64, "{format:?}, {threads}");
-        }
-    }
-
-    /// A FILE's parts decoded on this thread alone say so, to keep a core for it (CONTRACT
-    /// §12.6): BGZF members walked here, as a gzip file the walk cannot follow.
-    #[test]
-    fn parts_decoded_alone_say_so() {
-        struct Told {
-            kept: Filling<Kept>,
-            alone: bool,
-        }
-        impl Out for Told {
-            fn room(&mut self) -> Option<&mut [u8]> {
-                self.kept.room()
-            }
-            fn filled(&mut self, n: usize) -> bool {
-                self.kept.filled(n)
-            }
-            fn flush(&mut self) {
-                self.kept.flush();
-            }
-            fn decoding_alone(&mut self) {
-                self.alone = true;
-            }
-        }
-        let text = text(0..100_000);
-        let members = text.chunks(65_280).map(|chunk| bgzf_member(chunk, 0, None));
-        for bytes in [members.collect::<Vec<_>>().concat(), testing::gzip(&text)] {
-            let mut out = Told {
-                kept: Filling::new(Kept::new(usize::MAX)),
-                alone: false,
-            };
-            decode_alone(file_of(&bytes), Parts::Bgzf, &mut out).unwrap();
-            out.flush();
-            let decoded: Vec<u8> = (out.kept.buffers.buffers.iter())
-                .flat_map(|buffer| buffer.held().iter().copied())
-                .collect();
-            assert!(decoded == text && out.alone);
         }
     }
 
