@@ -259,10 +259,10 @@ fn decode_here(source: Regular, format: Format) -> io::Result<Result<DecodedHere
 }
 
 /// How many of `threads` decode a file's zstd frames or BGZF members at once: every one, or none
-/// (one decoder, as for a stream) below two. With every thread short-sliced (CONTRACT §12.6) the
-/// reader and the rendering run as soon as they have work beside decoders on every core: on 2
-/// cores two zstd decoders took 0.70-0.76x one frame's time, two BGZF decoders 0.78-0.95x one
-/// gzip member's (docs/DECOMPRESS.md). xz's decoder, ten times slower than the rendering, takes every thread too.
+/// (one decoder, as for a stream) below two; xz's decoder, ten times slower than the rendering,
+/// takes every thread too. Every one was chosen when every thread had a short slice (gone,
+/// CONTRACT §12.6): without it, two `pzstd` decoders on 2 cores beside busy processes took
+/// 1.15-1.22x as long (results/runs/2026-12-01T2258Z-0a4a5df-2-cores), a default to measure again.
 fn pool_decoders(threads: NonZeroUsize) -> Option<NonZeroUsize> {
     Some(threads).filter(|threads| threads.get() > 1)
 }
