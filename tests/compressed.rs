@@ -1252,12 +1252,13 @@ fn every_core_and_the_first() -> (rustix::thread::CpuSet, rustix::thread::CpuSet
 fn decoding_changes_no_thread_it_did_not_start() {
     use std::num::NonZeroUsize;
 
-    use linewright::internal::io::decode::{self, Regular};
+    use linewright::internal::io::decode::{self, Regular, SpareBuffers};
 
     let (every, pinned) = every_core_and_the_first();
     let reader = (Scheduling::own(), own_slack());
     let lookers = [bystander(pinned), bystander(every)];
     let text = text(20_000);
+    let spares = SpareBuffers::default();
     let files = [
         ("frames.zst", zstd_frames(&text), 2),
         ("blocks.xz", xz_blocks(&text), 2),
@@ -1270,7 +1271,7 @@ fn decoding_changes_no_thread_it_did_not_start() {
         let format = decode::sniff_file(&source).unwrap();
         let threads = NonZeroUsize::new(*threads).unwrap();
         let (mut decoded, decoding) =
-            decode::decode_file(source, format, decode::BUFFERS, threads, 0).unwrap();
+            decode::decode_file(source, format, decode::BUFFERS, threads, 0, &spares).unwrap();
         let (mut out, mut buf) = (Vec::new(), vec![0; 1 << 16]);
         while let n @ 1.. = decoded.read(&mut buf) {
             out.extend_from_slice(&buf[..n]);

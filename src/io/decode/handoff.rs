@@ -1,10 +1,11 @@
 //! Where a decoder's thread puts what it decodes ([`Out`]): a stream's bytes into a pipe, a
 //! regular file's in whole buffers, cut after their last line end, over a bounded channel to its
 //! reader ([`DecodedFile`]), which may take them as its own, recycled, and kept spare across
-//! decodings.
+//! decodings ([`SpareBuffers`]).
 
 use std::fs::File;
 use std::io::Write;
+use std::sync::Arc;
 
 use crossbeam_channel::{Receiver, Sender};
 use memchr::memrchr;
@@ -12,25 +13,51 @@ use memchr::memrchr;
 use super::spares::Spares;
 use super::{BUFFER, DECODED_HELD};
 
-/// Buffers whose decoding has ended, kept for the next decoding instead of freed, room for at
-/// most [`DECODED_HELD`] bytes among them, counted by capacity: counting buffers alone let the
-/// spares hold twice that, as a buffer handed back may have grown to [`MOST_KEPT`]. A buffer
-/// made afresh costs a page fault for each of its pages: with eight FILEs decoded ahead on two
-/// cores, each decoder ahead making its share of buffers anew took 0.06-0.08 s of system time
-/// beside 0.18 s of decoding (27,000 page faults against 2,600), more than decoding ahead gained.
-static SPARE: Spares<Vec<u8>> = Spares::new(DECODED_HELD);
+/// Buffers whose decoding has ended, kept for the next decoding of the caller's run instead of
+/// freed, room for at most [`DECODED_HELD`] bytes among them, counted by capacity: counting
+/// buffers alone let the spares hold twice that, as a buffer handed back may have grown to twice
+/// a [`BUFFER`]. A buffer made afresh costs a page fault for each of its pages: with eight FILEs
+/// decoded ahead on two cores, each decoder ahead making its share of buffers anew took
+/// 0.06-0.08 s of system time beside 0.18 s of decoding (27,000 page faults against 2,600), more
+/// than decoding ahead gained.
+///
+/// The caller's own: made for a run of decodings and given to each
+/// ([`decode_file`](super::decode_file)), its buffers freed once it and every decoding given it
+/// have been dropped.
+#[derive(Clone)]
+pub struct SpareBuffers(Arc<Spares<Vec<u8>>>);
+
+/// Not the buffers' bytes: a megabyte of them in a debug print says nothing.
+impl std::fmt::Debug for SpareBuffers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SpareBuffers").finish_non_exhaustive()
+    }
+}
+
+impl Default for SpareBuffers {
+    fn default() -> Self {
+        SpareBuffers(Arc::new(Spares::new(DECODED_HELD)))
+    }
+}
+
+impl SpareBuffers {
+    /// Keeps `buffer` for the next decoding, if it is one of ours and room is left.
+    pub(super) fn keep(&self, buffer: Vec<u8>) {
+        let size = buffer.capacity();
+        if size >= BUFFER {
+            self.0.keep(buffer, size);
+        }
+    }
+
+    /// A buffer kept, or a new one, empty.
+    fn take(&self) -> Vec<u8> {
+        self.0.take().unwrap_or_default()
+    }
+}
 
 /// The most a buffer handed to a decoder holds room for: a [`BUFFER`] and what a chunk reading
 /// one grows by.
 const MOST_KEPT: usize = 2 * BUFFER;
-
-/// Keeps `buffer` for the next decoding, if it is one of ours and room is left.
-pub(super) fn spare(buffer: Vec<u8>) {
-    let size = buffer.capacity();
-    if size >= BUFFER {
-        SPARE.keep(buffer, size);
-    }
-}
 
 /// Decoded bytes: the first `len` of `bytes`. A buffer stays as long as it was made (a
 /// [`BUFFER`]) however few bytes it holds, so that it is not zeroed again when used again: a
@@ -61,17 +88,25 @@ pub struct DecodedFile {
     pub(super) at: usize,
     /// [`is_behind`](Self::is_behind).
     behind: bool,
+    /// Where buffers go that the decoder no longer takes.
+    spares: SpareBuffers,
 }
 
 impl DecodedFile {
-    /// The decoded bytes that come over `full`, each buffer read handed back over `empty`.
-    pub(super) fn new(full: Receiver<Decoded>, empty: Sender<Vec<u8>>) -> Self {
+    /// The decoded bytes that come over `full`, each buffer read handed back over `empty`, or
+    /// kept among `spares` once the decoder has gone.
+    pub(super) fn new(
+        full: Receiver<Decoded>,
+        empty: Sender<Vec<u8>>,
+        spares: SpareBuffers,
+    ) -> Self {
         DecodedFile {
             full,
             empty,
             buffer: Decoded::default(),
             at: 0,
             behind: false,
+            spares,
         }
     }
 
@@ -121,7 +156,7 @@ impl DecodedFile {
             storage = Vec::new();
         }
         if let Err(unsent) = self.empty.try_send(storage) {
-            spare(unsent.into_inner());
+            self.spares.keep(unsent.into_inner());
         }
     }
 
@@ -161,10 +196,10 @@ impl DecodedFile {
 
 impl Drop for DecodedFile {
     fn drop(&mut self) {
-        spare(std::mem::take(&mut self.buffer).bytes);
+        self.spares.keep(std::mem::take(&mut self.buffer).bytes);
         self.full
             .try_iter()
-            .for_each(|decoded| spare(decoded.bytes));
+            .for_each(|decoded| self.spares.keep(decoded.bytes));
     }
 }
 
@@ -210,6 +245,9 @@ pub(super) trait Buffers: Send + 'static {
 
     /// Hands on every buffer [`full`](Self::full) was given, at the end.
     fn flush(&mut self) {}
+
+    /// Where buffers go that nobody takes.
+    fn spares(&self) -> &SpareBuffers;
 }
 
 /// The longest partial line a full buffer hands to the next ([`Filling`]): past it, the buffer
@@ -270,7 +308,7 @@ impl<B: Buffers> Filling<B> {
             return false;
         }
         if piece.len == 0 {
-            spare(piece.bytes);
+            self.buffers.spares().keep(piece.bytes);
             return true;
         }
         self.buffers.full(piece)
@@ -307,7 +345,8 @@ impl<B: Buffers> Out for Filling<B> {
 
 impl<B: Buffers> Drop for Filling<B> {
     fn drop(&mut self) {
-        spare(std::mem::take(&mut self.buffer));
+        let buffer = std::mem::take(&mut self.buffer);
+        self.buffers.spares().keep(buffer);
     }
 }
 
@@ -331,17 +370,26 @@ pub(super) struct ToReader {
     made: usize,
     /// Full buffers not yet sent, fewer than [`SENT_TOGETHER`].
     unsent: Vec<Decoded>,
+    /// Where buffers are made from, and go at the end.
+    pub(super) spares: SpareBuffers,
 }
 
 impl ToReader {
-    /// Buffers sent over `full`, at most `most` made, then those that come back over `empty`.
-    pub(super) fn new(full: Sender<Decoded>, empty: Receiver<Vec<u8>>, most: usize) -> Self {
+    /// Buffers sent over `full`, at most `most` made (from `spares` where it has some), then
+    /// those that come back over `empty`.
+    pub(super) fn new(
+        full: Sender<Decoded>,
+        empty: Receiver<Vec<u8>>,
+        most: usize,
+        spares: SpareBuffers,
+    ) -> Self {
         ToReader {
             full,
             empty,
             most,
             made: 0,
             unsent: Vec::new(),
+            spares,
         }
     }
 
@@ -362,7 +410,7 @@ impl Buffers for ToReader {
             Ok(buffer) => Some(buffer),
             Err(_) if self.made < self.most => {
                 self.made += 1;
-                Some(SPARE.take().unwrap_or_default())
+                Some(self.spares.take())
             }
             // The reader may be waiting for those held to hand any back.
             Err(_) => self.send_unsent().then(|| self.empty.recv().ok())?,
@@ -377,11 +425,17 @@ impl Buffers for ToReader {
     fn flush(&mut self) {
         self.send_unsent();
     }
+
+    fn spares(&self) -> &SpareBuffers {
+        &self.spares
+    }
 }
 
 impl Drop for ToReader {
     fn drop(&mut self) {
-        self.empty.try_iter().for_each(spare);
+        self.empty
+            .try_iter()
+            .for_each(|buffer| self.spares.keep(buffer));
     }
 }
 
@@ -392,15 +446,18 @@ pub(super) struct Kept {
     most: usize,
     /// The decoder asked for more room than `most` buffers.
     pub(super) overflowed: bool,
+    /// Where buffers are made from.
+    pub(super) spares: SpareBuffers,
 }
 
 impl Kept {
-    /// Room for at most `most` buffers, none yet filled.
-    pub(super) fn new(most: usize) -> Self {
+    /// Room for at most `most` buffers, none yet filled, made from `spares` where it has some.
+    pub(super) fn new(most: usize, spares: SpareBuffers) -> Self {
         Kept {
             buffers: Vec::new(),
             most,
             overflowed: false,
+            spares,
         }
     }
 }
@@ -408,12 +465,16 @@ impl Kept {
 impl Buffers for Kept {
     fn empty(&mut self) -> Option<Vec<u8>> {
         self.overflowed = self.buffers.len() == self.most;
-        (!self.overflowed).then(|| SPARE.take().unwrap_or_default())
+        (!self.overflowed).then(|| self.spares.take())
     }
 
     fn full(&mut self, decoded: Decoded) -> bool {
         self.buffers.push(decoded);
         true
+    }
+
+    fn spares(&self) -> &SpareBuffers {
+        &self.spares
     }
 }
 
@@ -425,19 +486,44 @@ mod tests {
 
     /// DECOMPRESS.md (spare buffers): the spares have room for at most [`DECODED_HELD`] bytes,
     /// whatever their buffers' sizes: counted, buffers grown to [`MOST_KEPT`] held twice that.
-    /// Buffers of a size of their own, so that other tests' spares, kept and taken meanwhile,
-    /// are not counted.
     #[test]
     fn the_spares_hold_at_most_decoded_held() {
-        let size = MOST_KEPT - 1;
+        let (spares, size) = (SpareBuffers::default(), MOST_KEPT - 1);
         for _ in 0..2 * DECODED_HELD / BUFFER {
-            spare(Vec::with_capacity(size));
+            spares.keep(Vec::with_capacity(size));
         }
-        let ours = std::iter::from_fn(|| SPARE.take())
-            .filter(|buffer| buffer.capacity() == size)
-            .count();
-        assert!(ours > 0, "none kept");
-        assert!(ours * size <= DECODED_HELD, "{ours} kept");
+        let kept = std::iter::from_fn(|| spares.0.take()).count();
+        assert!(kept > 0, "none kept");
+        assert!(kept * size <= DECODED_HELD, "{kept} kept");
+    }
+
+    /// The spare buffers are the caller's run's: a FILE decoded on a thread and one decoded on
+    /// the caller's leave theirs there for the next, and all are freed once the caller drops its
+    /// handle and every decoding given it has ended; none outlives the run.
+    #[test]
+    fn spare_buffers_are_kept_for_the_run_and_freed_with_it() {
+        use super::super::tests::{regular_of, text};
+        use super::super::{BUFFERS, DECODED_HERE, Format, ONE, decode_file};
+
+        let bytes = crate::io::testing::gzip(&text(0..20_000));
+        let spares = SpareBuffers::default();
+        let freed = std::sync::Arc::downgrade(&spares.0);
+        for here in [0, DECODED_HERE] {
+            let source = regular_of(&bytes);
+            let (mut decoded, decoding) =
+                decode_file(source, Format::Gzip, BUFFERS, ONE, here, &spares).unwrap();
+            while decoded.read(&mut [0; 65_536]) > 0 {}
+            decoding.finish().unwrap();
+            drop(decoded);
+            assert!(spares.0.bytes() > 0, "none kept (decoded here: {here})");
+        }
+        drop(spares);
+        let deadline = crate::io::testing::IN_MEMORY;
+        crate::io::testing::within_for(deadline, "the decoder's thread ending", move || {
+            while freed.upgrade().is_some() {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        });
     }
 
     /// `bytes` as a decoder's buffer holding them all.
@@ -451,7 +537,7 @@ mod tests {
     /// What `pieces`, written one after another as a decoder writes, come to: each buffer
     /// handed on, as the reader sees it.
     fn handed_on(pieces: &[Vec<u8>]) -> Vec<Vec<u8>> {
-        let mut out = Filling::new(Kept::new(usize::MAX));
+        let mut out = Filling::new(Kept::new(usize::MAX, SpareBuffers::default()));
         for piece in pieces {
             let mut piece = &piece[..];
             while !piece.is_empty() {
@@ -531,7 +617,7 @@ mod tests {
     fn full_buffers_go_together_and_before_any_wait() {
         let (to_reader, full) = bounded(3);
         let (to_decoder, empty) = bounded(3);
-        let mut buffers = ToReader::new(to_reader, empty, 3);
+        let mut buffers = ToReader::new(to_reader, empty, 3, SpareBuffers::default());
         let fill = |buffers: &mut ToReader, byte: u8| {
             // A spare buffer may hold another test's bytes.
             let mut bytes = buffers.empty().unwrap();
@@ -565,7 +651,7 @@ mod tests {
     fn the_decoder_is_behind_from_a_wait_until_a_batch_waits() {
         let (to_reader, full) = bounded(2 * SENT_TOGETHER);
         let (to_decoder, _empty) = bounded(2 * SENT_TOGETHER);
-        let mut decoded = DecodedFile::new(full, to_decoder);
+        let mut decoded = DecodedFile::new(full, to_decoder, SpareBuffers::default());
         let send = move |n| {
             for _ in 0..n {
                 to_reader.send(buffer_of(b"line\n")).unwrap();
@@ -609,7 +695,7 @@ mod tests {
     fn storage_grown_for_a_long_line_is_not_handed_to_the_decoder() {
         let (to_reader, full) = bounded(2);
         let (to_decoder, empty) = bounded(2);
-        let mut decoded = DecodedFile::new(full, to_decoder);
+        let mut decoded = DecodedFile::new(full, to_decoder, SpareBuffers::default());
         let grown = [(BUFFER, BUFFER), (BUFFER + BUFFER / 2, BUFFER + BUFFER / 2)];
         let kept = [(MOST_KEPT, MOST_KEPT), (MOST_KEPT + 1, 0), (4 * BUFFER, 0)];
         for (storage, given) in grown.into_iter().chain(kept) {
@@ -628,7 +714,7 @@ mod tests {
     fn a_buffer_part_read_is_not_offered_whole() {
         let (to_reader, full) = bounded(1);
         let (to_decoder, _empty) = bounded(1);
-        let mut decoded = DecodedFile::new(full, to_decoder);
+        let mut decoded = DecodedFile::new(full, to_decoder, SpareBuffers::default());
         to_reader.send(buffer_of(b"line\n")).unwrap();
         assert_eq!(decoded.read(&mut [0; 2]), 2);
         assert_eq!(decoded.unread_buffer(), None);
@@ -660,7 +746,7 @@ mod tests {
     fn a_reader_is_sent_at_most_most_buffers_made() {
         let (to_reader, _full) = bounded(4);
         let (to_decoder, empty) = bounded(4);
-        let mut buffers = ToReader::new(to_reader, empty, 2);
+        let mut buffers = ToReader::new(to_reader, empty, 2, SpareBuffers::default());
         let given = crate::io::testing::within_for(
             crate::io::testing::IN_MEMORY,
             "buffers made or handed back",
@@ -690,7 +776,7 @@ mod tests {
     /// Kept has room for `most` buffers: the next asked for finds none and says it overflowed.
     #[test]
     fn kept_has_room_for_its_buffers_and_no_more() {
-        let mut kept = Kept::new(2);
+        let mut kept = Kept::new(2, SpareBuffers::default());
         for _ in 0..2 {
             let bytes = kept.empty().expect("room");
             assert!(kept.full(Decoded { bytes, len: 0 }) && !kept.overflowed);
@@ -701,7 +787,7 @@ mod tests {
     /// A piece decoded elsewhere goes on alone when nothing is held: no empty buffer before it.
     #[test]
     fn a_piece_passed_with_nothing_held_goes_alone() {
-        let mut out = Filling::new(Kept::new(usize::MAX));
+        let mut out = Filling::new(Kept::new(usize::MAX, SpareBuffers::default()));
         assert!(out.pass(buffer_of(b"piece\n")));
         let held: Vec<&[u8]> = out.buffers.buffers.iter().map(Decoded::held).collect();
         assert_eq!(held, [b"piece\n"]);
@@ -718,7 +804,7 @@ mod tests {
             "at the end"
         );
         let text = lines(&[BUFFER - 10, 20], true);
-        let mut out = Filling::new(Kept::new(usize::MAX));
+        let mut out = Filling::new(Kept::new(usize::MAX, SpareBuffers::default()));
         let room = out.room().unwrap();
         room[..BUFFER].copy_from_slice(&text[..BUFFER]);
         assert!(out.filled(BUFFER));
