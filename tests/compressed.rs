@@ -1122,173 +1122,265 @@ proptest! {
     }
 }
 
-/// The slice each thread of process `pid` is scheduled with, as the kernel tells it (0 where it
-/// tells none: kernels before 6.12).
+/// How the kernel schedules a thread: the cores it may run on, and its policy, nice value,
+/// real-time priority and slice (`sched_getattr`).
 #[cfg(target_os = "linux")]
-fn slices(pid: u32) -> Vec<u64> {
-    let tasks = fs::read_dir(format!("/proc/{pid}/task")).expect("the binary's threads");
-    tasks
-        .flatten()
-        .filter_map(|task| task.file_name().to_str()?.parse::<libc::pid_t>().ok())
-        .map(|tid| {
-            // SAFETY: `sched_attr` is plain integers, for which all zeroes is a value.
-            let mut attr: libc::sched_attr = unsafe { std::mem::zeroed() };
-            let size = std::mem::size_of::<libc::sched_attr>() as libc::c_uint;
-            // SAFETY: the kernel writes at most `size` bytes into `attr`, which has that many.
-            let got =
-                unsafe { libc::syscall(libc::SYS_sched_getattr, tid, &raw mut attr, size, 0) };
-            assert_eq!(got, 0, "sched_getattr of thread {tid}");
-            attr.sched_runtime
-        })
-        .collect()
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Scheduling {
+    cores: rustix::thread::CpuSet,
+    policy: u32,
+    nice: i32,
+    priority: u32,
+    slice: u64,
 }
 
-/// docs/CONTRACT.md §12.6: once a FILE's parts are decoded on several threads, or a FILE is decoded
-/// ahead, every thread of the binary runs with the 0.1 ms slice; without decoders beside the
-/// reader, none does. Looked at while the binary waits for its output to be read (in a write, or
-/// in poll for the tokio binaries), every thread asleep.
+#[cfg(target_os = "linux")]
+impl Scheduling {
+    /// Thread `tid`'s (0: the calling thread's), or `None` once it has gone.
+    fn of(tid: libc::pid_t) -> Option<Scheduling> {
+        let cores = rustix::thread::sched_getaffinity(rustix::thread::Pid::from_raw(tid)).ok()?;
+        let attr = attributes(tid)?;
+        Some(Scheduling {
+            cores,
+            policy: attr.sched_policy,
+            nice: attr.sched_nice,
+            priority: attr.sched_priority,
+            slice: attr.sched_runtime,
+        })
+    }
+
+    /// The calling thread's.
+    fn own() -> Scheduling {
+        Scheduling::of(0).expect("the calling thread's scheduling")
+    }
+}
+
+/// Thread `tid`'s scheduling attributes (0: the calling thread's), or `None` once it has gone.
+#[cfg(target_os = "linux")]
+fn attributes(tid: libc::pid_t) -> Option<libc::sched_attr> {
+    // SAFETY: `sched_attr` is plain integers, for which all zeroes is a value.
+    let mut attr: libc::sched_attr = unsafe { std::mem::zeroed() };
+    let size = std::mem::size_of::<libc::sched_attr>() as libc::c_uint;
+    // SAFETY: the kernel writes at most `size` bytes into `attr`, which has that many.
+    let got = unsafe { libc::syscall(libc::SYS_sched_getattr, tid, &raw mut attr, size, 0) };
+    (got == 0).then_some(attr)
+}
+
+/// The timer slack the test's own threads set, in nanoseconds: not the default (50 µs), so that
+/// a thread that has it took it from one of them.
+#[cfg(target_os = "linux")]
+const SLACK: libc::c_ulong = 123_457;
+
+/// The slice the test's own threads ask for, in nanoseconds: not the default, so that a thread
+/// that has it took it from one of them (kernels before 6.12 have no slice to ask for).
+#[cfg(target_os = "linux")]
+const SLICE: u64 = 2_345_678;
+
+/// Gives the calling thread `cores`, [`SLICE`] and [`SLACK`]: how the kernel then schedules it.
+#[cfg(target_os = "linux")]
+fn set_own(cores: &rustix::thread::CpuSet) -> Scheduling {
+    rustix::thread::sched_setaffinity(None, cores).expect("setting the thread's cores");
+    let mut attr = attributes(0).expect("the thread's scheduling");
+    attr.sched_runtime = SLICE;
+    // SAFETY: `attr` is a whole `sched_attr` whose `size` says so; the kernel only reads it. The
+    // policy and nice value are the thread's own, which it may always keep.
+    let set = unsafe { libc::syscall(libc::SYS_sched_setattr, 0, &raw const attr, 0) };
+    assert_eq!(set, 0, "setting the thread's slice");
+    // SAFETY: PR_SET_TIMERSLACK reads its one argument as a number and changes only the
+    // calling thread's timer slack.
+    let set = unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, SLACK) };
+    assert_eq!(set, 0, "setting the thread's timer slack");
+    Scheduling::own()
+}
+
+/// The calling thread's timer slack, in nanoseconds.
+#[cfg(target_os = "linux")]
+fn own_slack() -> libc::c_ulong {
+    // SAFETY: PR_GET_TIMERSLACK takes no argument and only returns a number.
+    let slack = unsafe { libc::prctl(libc::PR_GET_TIMERSLACK) };
+    libc::c_ulong::try_from(slack).expect("the thread's timer slack")
+}
+
+/// A thread of the test's own on `cores` with [`SLACK`], that looks at how it is scheduled every
+/// millisecond until the sender returned is dropped: returns, when joined, how it was scheduled
+/// each time that changed, from the first.
+#[cfg(target_os = "linux")]
+fn bystander(
+    cores: rustix::thread::CpuSet,
+) -> (
+    mpsc::Sender<()>,
+    thread::JoinHandle<Vec<(Scheduling, libc::c_ulong)>>,
+) {
+    let (stop, stopped) = mpsc::channel::<()>();
+    let (started, ready) = mpsc::channel();
+    let looking = thread::spawn(move || {
+        let mut seen = vec![(set_own(&cores), own_slack())];
+        started.send(()).unwrap();
+        while stopped.recv_timeout(Duration::from_millis(1)) == Err(mpsc::RecvTimeoutError::Timeout)
+        {
+            let now = (Scheduling::own(), own_slack());
+            if seen.last() != Some(&now) {
+                seen.push(now);
+            }
+        }
+        seen
+    });
+    ready.recv().unwrap();
+    (stop, looking)
+}
+
+/// The cores the test may run on, and the first of them alone.
+#[cfg(target_os = "linux")]
+fn every_core_and_the_first() -> (rustix::thread::CpuSet, rustix::thread::CpuSet) {
+    use rustix::thread::CpuSet;
+    let every = Scheduling::own().cores;
+    let first = (0..CpuSet::MAX_CPU)
+        .find(|&core| every.is_set(core))
+        .unwrap();
+    let mut pinned = CpuSet::new();
+    pinned.set(first);
+    (every, pinned)
+}
+
+/// docs/CONTRACT.md §12.6: decoding, through the library, changes nothing of a thread it did not
+/// start. Two threads of the test's own, one pinned to a core and one on every core the test may
+/// use, each with a timer slack it set, and the reading thread keep their cores, policy, nice
+/// value, priority, slice and timer slack throughout and after: FILEs of zstd frames, of xz blocks
+/// and of bzip2 blocks on two decoders, a gzip member on one, and a bzip2 stream on two.
 #[cfg(target_os = "linux")]
 #[test]
-fn decoders_beside_the_reader_give_every_thread_a_short_slice() {
-    let text = text(100_000);
-    let plain = scratch_file("sliced.txt", &text);
-    let Some(pzstd) = tool_output("pzstd", "zstd", &["-1", "-p", "2", "-c", "-q"], &plain) else {
-        return;
-    };
-    let pzstd = scratch_file("sliced.pzst", &pzstd);
-    let xz_args = ["-T2", "--block-size=64KiB", "-c"];
-    let Some(xz) = tool_output("xz", "xz-utils", &xz_args, &plain) else {
-        return;
-    };
-    let xz = scratch_file("sliced.xz", &xz);
-    let gzipped = scratch_file("sliced.gz", &gzip(&text));
-    let cases = [
-        (vec![&pzstd], true),
-        (vec![&xz], true),
-        (vec![&gzipped, &gzipped], true),
-        (vec![&gzipped], false),
-        (vec![&plain, &plain], false),
+fn decoding_changes_no_thread_it_did_not_start() {
+    use std::num::NonZeroUsize;
+
+    use linewright::internal::io::decode::{self, Regular, SpareBuffers};
+
+    let (every, pinned) = every_core_and_the_first();
+    let reader = (Scheduling::own(), own_slack());
+    let lookers = [bystander(pinned), bystander(every)];
+    let text = text(20_000);
+    let spares = SpareBuffers::default();
+    let files = [
+        ("frames.zst", zstd_frames(&text), 2),
+        ("blocks.xz", xz_blocks(&text), 2),
+        ("blocks.bz2", bzip2(&text), 2),
+        ("member.gz", gzip(&text), 1),
     ];
-    for variant in defaults() {
-        for (files, sliced) in &cases {
-            let mut command = decompressing(variant, &["--decoders", "2"]);
-            command
-                .args(files)
-                .stdin(Stdio::null())
-                .stdout(Stdio::piped());
-            let mut child = command.spawn().unwrap();
-            let pid = child.id();
-            common::wait_for(&format!("{} waiting to write", variant.program), || {
-                common::process_asleep_in(pid, "pipe_write")
-                    || common::process_asleep_in(pid, "poll")
-            });
-            let slices = slices(pid);
-            child.kill().unwrap();
-            child.wait().unwrap();
-            if slices.contains(&0) {
-                return skip("the kernel tells no slice (it has none to ask for before 6.12)");
-            }
-            let short = slices.iter().filter(|&&slice| slice == 100_000).count();
-            let wanted = if *sliced { slices.len() } else { 0 };
-            assert_eq!(
-                short, wanted,
-                "{} {files:?}: slices {slices:?}",
-                variant.program
-            );
+    for (name, bytes, threads) in &files {
+        let file = fs::File::open(scratch_file(&format!("untouched-{name}"), bytes)).unwrap();
+        let source = Regular::at(file, 0, bytes.len() as u64);
+        let format = decode::sniff_file(&source).unwrap();
+        let threads = NonZeroUsize::new(*threads).unwrap();
+        let (mut decoded, decoding) =
+            decode::decode_file(source, format, decode::BUFFERS, threads, 0, &spares).unwrap();
+        let (mut out, mut buf) = (Vec::new(), vec![0; 1 << 16]);
+        while let n @ 1.. = decoded.read(&mut buf) {
+            out.extend_from_slice(&buf[..n]);
         }
+        decoding.finish().unwrap();
+        assert!(out == text, "{name} decoded");
     }
-}
-
-/// Each thread of process `pid`: its name and the cores it may run on, as the kernel lists them;
-/// none once the process has gone.
-#[cfg(target_os = "linux")]
-fn masks(pid: u32) -> Vec<(String, String)> {
-    let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {
-        return Vec::new();
-    };
-    let allowed = |status: String| {
-        let list = status
-            .lines()
-            .find_map(|line| line.strip_prefix("Cpus_allowed_list:"));
-        list.map(|list| list.trim().to_owned())
-    };
-    tasks
-        .flatten()
-        .filter_map(|task| {
-            let name = fs::read_to_string(task.path().join("comm")).ok()?;
-            let mask = allowed(fs::read_to_string(task.path().join("status")).ok()?)?;
-            Some((name.trim_end().to_owned(), mask))
-        })
-        .collect()
-}
-
-/// docs/CONTRACT.md §12.6: while one decoder decodes a FILE on a thread of its own, its reader
-/// keeps up and the machine has a core to spare, every other thread of the binary keeps off the
-/// core it runs on. bzip2 on one thread (`--decoders 1`) decodes tens of times slower than the
-/// rendering: looked at every millisecond as it runs, the decoder may run anywhere the binary may,
-/// every other thread on one core fewer. Other processes running (the other tests' binaries,
-/// this test's own looking) leave no core to spare: a binary is run again until one is kept.
-#[cfg(target_os = "linux")]
-#[test]
-fn a_lone_decoder_keeps_its_core_from_the_other_threads() {
-    let ours = masks(std::process::id());
-    let every = &ours[0].1;
-    if cores(every) < 2 {
-        return skip("one core: none to keep");
-    }
-    let bzipped = scratch_file("alone.bz2", &bzip2(&text(100_000)));
-    let kept_in = |variant: &Variant| {
-        let mut child = decompressing(variant, &["--decoders", "1"])
-            .arg(&bzipped)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut kept = None;
-        while kept.is_none() && child.try_wait().unwrap().is_none() {
-            let masks = masks(child.id());
-            let (decoder, others): (Vec<_>, Vec<_>) =
-                masks.into_iter().partition(|(name, _)| name == "decode");
-            let others: Vec<String> = others.into_iter().map(|(_, mask)| mask).collect();
-            if let [(_, decoder)] = &decoder[..]
-                && others.iter().all(|mask| mask != every)
-            {
-                kept = Some((decoder.clone(), others));
-            }
-            thread::sleep(Duration::from_millis(1));
-        }
-        child.kill().ok();
-        child.wait().unwrap();
-        kept
-    };
-    for variant in defaults() {
-        let started = std::time::Instant::now();
-        let (decoder, others) = loop {
-            if let Some(kept) = kept_in(variant) {
-                break kept;
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(120),
-                "{}: no core kept in 120 s",
-                variant.program
-            );
-        };
-        assert_eq!(&decoder, every, "{}: the decoder moved", variant.program);
-        let one_fewer = |mask: &String| cores(mask) + 1 == cores(every);
-        assert!(
-            others.windows(2).all(|two| two[0] == two[1]) && others.iter().all(one_fewer),
-            "{}: {others:?}",
-            variant.program
+    let stream = fs::File::open(scratch_file("untouched-stream.bz2", &files[2].1)).unwrap();
+    let (mut pipe, decoding) = decode::decode(stream, NonZeroUsize::new(2).unwrap()).unwrap();
+    let mut out = Vec::new();
+    pipe.read_to_end(&mut out).unwrap();
+    decoding.finish().unwrap();
+    assert!(out == text, "the stream decoded");
+    assert_eq!(
+        (Scheduling::own(), own_slack()),
+        reader,
+        "the reading thread"
+    );
+    for ((stop, looking), cores) in lookers.into_iter().zip([pinned, every]) {
+        drop(stop);
+        let seen = looking.join().unwrap();
+        assert_eq!(
+            seen,
+            [(
+                Scheduling {
+                    cores,
+                    ..seen[0].0.clone()
+                },
+                SLACK
+            )],
+            "changed"
         );
     }
 }
 
-/// How many cores a list of the kernel's (`0-3,6`) holds.
+/// docs/CONTRACT.md §12.6, through every binary: decoding changes no thread's cores or slice. A
+/// binary started from a thread of the test's own, with cores and a timer slack that thread set,
+/// looked at every millisecond until it waits for its output to be read: each of its threads has
+/// that thread's cores, policy, nice value, priority and slice, and its first thread that timer
+/// slack, whether a FILE's parts decode on two decoders, FILEs are decoded ahead, or one decoder
+/// runs alone.
 #[cfg(target_os = "linux")]
-fn cores(list: &str) -> usize {
-    let count = |range: &str| match range.split_once('-') {
-        Some((first, last)) => last.parse::<usize>().unwrap() - first.parse::<usize>().unwrap() + 1,
-        None => 1,
-    };
-    list.split(',').map(count).sum()
+#[test]
+fn decoding_binaries_keep_their_threads_as_started() {
+    let text = text(100_000);
+    let frames = scratch_file("as-started.zst", &zstd_frames(&text));
+    let blocks = scratch_file("as-started.xz", &xz_blocks(&text));
+    let gzipped = scratch_file("as-started.gz", &gzip(&text));
+    let bzipped = scratch_file("as-started.bz2", &bzip2(&text));
+    let cases = [
+        (vec![&frames], "2"),
+        (vec![&blocks], "2"),
+        (vec![&gzipped, &gzipped], "2"),
+        (vec![&gzipped], "1"),
+        (vec![&bzipped], "1"),
+    ];
+    let (every, _) = every_core_and_the_first();
+    for variant in defaults() {
+        for (files, decoders) in &cases {
+            let mut command = decompressing(variant, &["--decoders", decoders]);
+            command
+                .args(files)
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped());
+            // A child starts with the cores and timer slack of the thread that starts it.
+            let (mut child, started) = thread::spawn(move || {
+                let started = set_own(&every);
+                (command.spawn().unwrap(), started)
+            })
+            .join()
+            .unwrap();
+            let pid = child.id();
+            let mut changed = Vec::new();
+            let mut look = || {
+                let tasks = fs::read_dir(format!("/proc/{pid}/task"))
+                    .into_iter()
+                    .flatten();
+                for task in tasks.flatten() {
+                    let tid = task.file_name().to_str().and_then(|tid| tid.parse().ok());
+                    let now = tid.and_then(Scheduling::of);
+                    if now.as_ref().is_some_and(|now| *now != started) {
+                        let name = fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+                        let seen = (name.trim_end().to_owned(), now);
+                        if !changed.contains(&seen) {
+                            changed.push(seen);
+                        }
+                    }
+                }
+            };
+            common::wait_for(&format!("{} waiting to write", variant.program), || {
+                look();
+                common::process_asleep_in(pid, "pipe_write")
+                    || common::process_asleep_in(pid, "poll")
+            });
+            look();
+            let slack = fs::read_to_string(format!("/proc/{pid}/timerslack_ns")).unwrap();
+            child.kill().unwrap();
+            child.wait().unwrap();
+            assert_eq!(
+                slack.trim(),
+                SLACK.to_string(),
+                "{} {files:?}",
+                variant.program
+            );
+            assert!(
+                changed.is_empty(),
+                "{} {files:?}: as started {started:?}, changed {changed:?}",
+                variant.program
+            );
+        }
+    }
 }

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread;
 
-use crate::io::decode::{self, DecodedFile, Decoding, Format, Regular};
+use crate::io::decode::{self, DecodedFile, Decoding, Format, Regular, SpareBuffers};
 use crate::io::fd;
 use crate::io::open::{self, Opening};
 use crate::io::sources::Source;
@@ -48,6 +48,8 @@ pub struct Ahead {
     decoded_here: u64,
     /// The thread small files are decoded ahead on, one after another.
     queue: Queue,
+    /// Where every decoding ahead makes its buffers from and keeps them.
+    spares: SpareBuffers,
     /// The last regular FILE read was compressed (or none has been read): small FILEs are
     /// decoded ahead. After a plain one they are not, until a compressed one is read: on a
     /// thousand small plain FILEs under `-z`, giving each to the queue's thread, which only found
@@ -62,8 +64,9 @@ impl Ahead {
     /// at its turn ([`decode::BUFFERS`]). A decoder ahead overlaps its FILE with the one read only
     /// as far as it may hold: on two cores, 16 MiB each, most of a rotated log of tens of MB.
     /// A compressed file of up to `decoded_here` bytes costs less than a thread: up to
-    /// [`decode::QUEUED`] of them are decoded ahead, whole, on one thread, the queue's.
-    pub fn new(decoders: NonZeroUsize, decoded_here: u64) -> Self {
+    /// [`decode::QUEUED`] of them are decoded ahead, whole, on one thread, the queue's. Their
+    /// buffers come from, and go back to, `spares`.
+    pub fn new(decoders: NonZeroUsize, decoded_here: u64, spares: SpareBuffers) -> Self {
         let each = decode::DECODED_HELD / decode::BUFFER / decoders.get();
         Ahead {
             looked: VecDeque::new(),
@@ -72,6 +75,7 @@ impl Ahead {
             buffers: each.max(decode::BUFFERS),
             decoded_here,
             queue: Queue::default(),
+            spares,
             small_ahead: true,
         }
     }
@@ -132,9 +136,9 @@ impl Ahead {
             };
             let started = match metadata.len() <= self.decoded_here {
                 true if !self.small_ahead => None,
-                true if queued < decode::QUEUED => self.queue.decode(path, output),
+                true if queued < decode::QUEUED => self.queue.decode(path, output, &self.spares),
                 false if at < self.decoders && decoding < self.decoders => {
-                    start_alone(path, output, self.buffers)
+                    start_alone(path, output, self.buffers, &self.spares)
                 }
                 _ => {
                     self.waiting = Some(metadata);
@@ -227,13 +231,17 @@ fn open(path: &Path, output: Option<(u64, u64)>) -> Option<(Regular, Identity, F
     (format != Format::Plain && !is_output).then_some((file, identity, format))
 }
 
-/// Starts decoding `path` ahead on a thread of its own, holding up to `buffers`, if it is a
-/// compressed regular file and not the output; else `None`, whatever failed.
-fn start_alone(path: &Path, output: Option<&fd::Output>, buffers: usize) -> Option<Started> {
+/// Starts decoding `path` ahead on a thread of its own, holding up to `buffers` made from
+/// `spares`, if it is a compressed regular file and not the output; else `None`, whatever failed.
+fn start_alone(
+    path: &Path,
+    output: Option<&fd::Output>,
+    buffers: usize,
+    spares: &SpareBuffers,
+) -> Option<Started> {
     let (file, identity, format) = open(path, output.and_then(fd::Output::file))?;
-    decode::slices::ask_short();
     let (decoded, decoding) =
-        decode::decode_file(file, format, buffers, NonZeroUsize::MIN, 0).ok()?;
+        decode::decode_file(file, format, buffers, NonZeroUsize::MIN, 0, spares).ok()?;
     Some(Started::Alone(Found {
         identity,
         format,
@@ -278,6 +286,8 @@ struct Slot {
     path: PathBuf,
     /// The output's file (device, inode): not decoded ahead.
     output: Option<(u64, u64)>,
+    /// Where its buffers come from.
+    spares: SpareBuffers,
     stands: Mutex<Stands>,
     /// The reader waits here for the thread to finish this FILE.
     finished: Condvar,
@@ -317,9 +327,15 @@ impl Slot {
     fn decode(&self) {
         let found = catch_unwind(AssertUnwindSafe(|| {
             let (file, identity, format) = open(&self.path, self.output)?;
-            let (decoded, decoding) =
-                decode::decode_file(file, format, decode::BUFFERS, NonZeroUsize::MIN, u64::MAX)
-                    .ok()?;
+            let (decoded, decoding) = decode::decode_file(
+                file,
+                format,
+                decode::BUFFERS,
+                NonZeroUsize::MIN,
+                u64::MAX,
+                &self.spares,
+            )
+            .ok()?;
             Some(Found {
                 identity,
                 format,
@@ -397,11 +413,17 @@ impl State {
 }
 
 impl Shared {
-    /// Gives `path` to the thread, after what it was given before.
-    fn give(shared: &Arc<Shared>, path: &Path, output: Option<(u64, u64)>) -> Queued {
+    /// Gives `path` to the thread, after what it was given before, its buffers from `spares`.
+    fn give(
+        shared: &Arc<Shared>,
+        path: &Path,
+        output: Option<(u64, u64)>,
+        spares: &SpareBuffers,
+    ) -> Queued {
         let slot = Arc::new(Slot {
             path: path.to_owned(),
             output,
+            spares: spares.clone(),
             stands: Mutex::new(Stands::Pending),
             finished: Condvar::new(),
         });
@@ -459,8 +481,13 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Queue {
     /// Gives `path` to the queue to open and decode, if it is a compressed regular file and not
-    /// the output; `None` where the queue's thread cannot be started.
-    fn decode(&mut self, path: &Path, output: Option<&fd::Output>) -> Option<Started> {
+    /// the output, its buffers from `spares`; `None` where the queue's thread cannot be started.
+    fn decode(
+        &mut self,
+        path: &Path,
+        output: Option<&fd::Output>,
+        spares: &SpareBuffers,
+    ) -> Option<Started> {
         let shared = match &self.shared {
             Some(shared) => shared,
             None => {
@@ -473,7 +500,7 @@ impl Queue {
                 self.shared.insert(shared)
             }
         };
-        let queued = Shared::give(shared, path, output.and_then(fd::Output::file));
+        let queued = Shared::give(shared, path, output.and_then(fd::Output::file), spares);
         Some(Started::Queued(queued))
     }
 }
@@ -533,7 +560,7 @@ mod tests {
             Source::Stdin,
             named("b.gz", &gzip(b"b\n")),
         ];
-        let mut ahead = Ahead::new(NonZeroUsize::new(9).unwrap(), 0);
+        let mut ahead = Ahead::new(NonZeroUsize::new(9).unwrap(), 0, SpareBuffers::default());
         assert_eq!(ahead.buffers, 14, "32 MiB shared by nine: 3.5 MiB each");
         ahead.look(window.iter().take(3), None, true);
         ahead.look(window.iter(), None, true);
@@ -584,7 +611,9 @@ mod tests {
         let paths = numbered("ahead-queue-hands", 3);
         // No thread: this test plays it.
         let shared = Arc::new(Shared::default());
-        let mut given = paths.iter().map(|path| Shared::give(&shared, path, None));
+        let mut given = paths
+            .iter()
+            .map(|path| Shared::give(&shared, path, None, &SpareBuffers::default()));
         let (zero, one, two) = (
             given.next().unwrap(),
             given.next().unwrap(),
@@ -627,7 +656,11 @@ mod tests {
         let (large, small) = (dir.join("large.gz"), dir.join("small.gz"));
         fs::write(&large, gzip(&noise)).unwrap();
         fs::write(&small, gzip(b"small\n")).unwrap();
-        let mut ahead = Ahead::new(NonZeroUsize::MIN, decode::DECODED_HERE);
+        let mut ahead = Ahead::new(
+            NonZeroUsize::MIN,
+            decode::DECODED_HERE,
+            SpareBuffers::default(),
+        );
         ahead.look([Source::File(large)].iter(), None, true);
         assert_eq!(
             ahead.looked_at(),
@@ -651,7 +684,7 @@ mod tests {
         let lines = b"the same line\n".repeat((5 << 20) / 14);
         fs::write(&path, gzip(&lines)).unwrap();
         let shared = Arc::new(Shared::default());
-        let queued = Shared::give(&shared, &path, None);
+        let queued = Shared::give(&shared, &path, None, &SpareBuffers::default());
         let pending = shared.next_pending().expect("the thread's");
         testing::within("decoding on the calling thread", move || pending.decode());
         let found = queued.take().expect("decoded ahead, past 4 MiB");
@@ -664,8 +697,8 @@ mod tests {
     fn a_small_file_dropped_at_its_turn_is_not_begun_after() {
         let paths = numbered("ahead-queue-dropped", 2);
         let shared = Arc::new(Shared::default());
-        let first = Shared::give(&shared, &paths[0], None);
-        let _second = Shared::give(&shared, &paths[1], None);
+        let first = Shared::give(&shared, &paths[0], None, &SpareBuffers::default());
+        let _second = Shared::give(&shared, &paths[1], None, &SpareBuffers::default());
         drop(first);
         let next = shared.next_pending().expect("the second");
         assert_eq!(next.path, paths[1], "the first, dropped, is passed over");
@@ -676,7 +709,11 @@ mod tests {
     fn small_files_are_decoded_ahead_on_the_queue_and_a_changed_one_at_its_turn() {
         let paths = numbered("ahead-queue", decode::QUEUED + 2);
         let window: Vec<Source> = paths.iter().cloned().map(Source::File).collect();
-        let mut ahead = Ahead::new(NonZeroUsize::new(2).unwrap(), decode::DECODED_HERE);
+        let mut ahead = Ahead::new(
+            NonZeroUsize::new(2).unwrap(),
+            decode::DECODED_HERE,
+            SpareBuffers::default(),
+        );
         // Until the queue's thread has decoded every FILE given.
         let wait_for_the_thread = |ahead: &Ahead| {
             let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
@@ -723,7 +760,11 @@ mod tests {
     fn after_a_plain_file_small_ones_are_decoded_at_their_turn_until_a_compressed_one() {
         let paths = numbered("ahead-queue-plain", 4);
         let window: Vec<Source> = paths.iter().cloned().map(Source::File).collect();
-        let mut ahead = Ahead::new(NonZeroUsize::new(2).unwrap(), decode::DECODED_HERE);
+        let mut ahead = Ahead::new(
+            NonZeroUsize::new(2).unwrap(),
+            decode::DECODED_HERE,
+            SpareBuffers::default(),
+        );
         ahead.turn_found(false);
         ahead.look(window[..2].iter(), None, false);
         assert_eq!(ahead.looked_at(), 2, "both looked at");
@@ -768,7 +809,7 @@ mod tests {
                 Source::File(dir.join(name))
             })
             .collect();
-        let mut ahead = Ahead::new(NonZeroUsize::new(2).unwrap(), 0);
+        let mut ahead = Ahead::new(NonZeroUsize::new(2).unwrap(), 0, SpareBuffers::default());
         ahead.look(window.iter(), None, true);
         assert_eq!(ahead.looked.len(), 1, "the one read's decoder and a's");
         assert!(ends(&ahead, 0), "a, a few bytes, decodes at once");
@@ -794,7 +835,8 @@ mod tests {
 
     #[test]
     fn each_decoder_holds_its_share_and_never_less_than_one_decoded_at_its_turn() {
-        let decoders = |n| Ahead::new(NonZeroUsize::new(n).unwrap(), 0).buffers;
+        let decoders =
+            |n| Ahead::new(NonZeroUsize::new(n).unwrap(), 0, SpareBuffers::default()).buffers;
         assert_eq!(decoders(2), 64, "16 MiB each of two");
         assert_eq!(decoders(1000), decode::BUFFERS);
     }

@@ -49,12 +49,10 @@ mod format;
 pub mod gzip;
 mod handoff;
 mod lz4;
-mod own_core;
 mod parts;
 mod pool;
 mod pump;
 mod sized;
-pub(crate) mod slices;
 mod source;
 mod spares;
 mod streams;
@@ -62,8 +60,8 @@ mod walk;
 mod zstd;
 
 pub use format::{Format, sniff_file};
-pub use handoff::DecodedFile;
-use handoff::{Decoded, Filling, Kept, Out, PipeOut, ToReader, spare};
+use handoff::{Decoded, Filling, Kept, Out, PipeOut, ToReader};
+pub use handoff::{DecodedFile, SpareBuffers};
 use source::Undecoded;
 use streams::run;
 use walk::Parts;
@@ -166,17 +164,19 @@ pub fn decode(source: File, threads: NonZeroUsize) -> io::Result<(File, Decoding
 /// holds at most `here` bytes from its offset on, whole on this thread (`decode_here`), else on a
 /// thread of its own, holding at most `buffers` decoded buffers (at least one) that the reader has not
 /// taken, with up to `threads` decoders where its parts decode apart (zstd frames, BGZF members,
-/// an xz stream's blocks; CONTRACT §12.4): returns its decoded bytes, handed over in memory and in
-/// the file's order, and how decoding ends.
+/// an xz stream's blocks; CONTRACT §12.4), its buffers made from `spares` where it has some and
+/// kept there once done with: returns its decoded bytes, handed over in memory and in the file's
+/// order, and how decoding ends.
 pub fn decode_file(
     source: Regular,
     format: Format,
     buffers: usize,
     threads: NonZeroUsize,
     here: u64,
+    spares: &SpareBuffers,
 ) -> io::Result<(DecodedFile, Decoding)> {
     let source = match source.len <= here {
-        true => match decode_here(source, format)? {
+        true => match decode_here(source, format, spares)? {
             Ok(whole) => return Ok(whole.handed_over()),
             Err(file) => file,
         },
@@ -189,13 +189,13 @@ pub fn decode_file(
     // Room for every piece the decoders may hold, so that pieces are reused, not made anew.
     let ahead = pool.map_or(0, |(parts, decoders)| pool::pieces_ahead(parts, decoders));
     let (to_decoder, empty) = bounded(buffers + ahead);
-    let out = Filling::new(ToReader::new(to_reader, empty, buffers));
+    let out = Filling::new(ToReader::new(to_reader, empty, buffers, spares.clone()));
     let decoding = start(out, move |out| match (pool, parts) {
         (Some((parts, decoders)), _) => pool::decode_parts(source, parts, decoders, out),
         (None, Some(parts)) => pool::decode_alone(source, parts, out),
         (None, None) => run(Undecoded::new(source), Some(format), threads, out),
     })?;
-    Ok((DecodedFile::new(full, to_decoder), decoding))
+    Ok((DecodedFile::new(full, to_decoder, spares.clone()), decoding))
 }
 
 /// The most compressed bytes of a regular file decoded whole (`decode_here`), on the reader's
@@ -218,6 +218,7 @@ pub const QUEUED: usize = DECODED_HELD / (KEPT_HERE * BUFFER);
 struct DecodedHere {
     kept: Vec<Decoded>,
     ended: Result<(), Failure>,
+    spares: SpareBuffers,
 }
 
 impl DecodedHere {
@@ -231,7 +232,10 @@ impl DecodedHere {
         let (to_nobody, _) = bounded(0);
         let (tell, told) = bounded(1);
         let _ = tell.send(self.ended);
-        (DecodedFile::new(full, to_nobody), Decoding { ended: told })
+        (
+            DecodedFile::new(full, to_nobody, self.spares),
+            Decoding { ended: told },
+        )
     }
 }
 
@@ -239,9 +243,13 @@ impl DecodedHere {
 /// decoding, not a thread and hand-offs (a thousand FILEs of 8 KB took longer than `zcat` on
 /// them). Where it decodes to more than [`KEPT_HERE`] buffers, the file is handed back, its
 /// offset where it was.
-fn decode_here(source: Regular, format: Format) -> io::Result<Result<DecodedHere, File>> {
+fn decode_here(
+    source: Regular,
+    format: Format,
+    spares: &SpareBuffers,
+) -> io::Result<Result<DecodedHere, File>> {
     let Regular { file, offset, len } = source;
-    let mut out = Filling::new(Kept::new(KEPT_HERE));
+    let mut out = Filling::new(Kept::new(KEPT_HERE, spares.clone()));
     // Read in one piece; by one decoder, which decodes BGZF members and zstd frames alike.
     let shared = Arc::new(file);
     // A byte past the end finds it in the same read; a length past memory's is read in pieces.
@@ -250,9 +258,15 @@ fn decode_here(source: Regular, format: Format) -> io::Result<Result<DecodedHere
     let ended = decoded_into(&mut out, |out| run(reading, Some(format), ONE, out));
     let kept = std::mem::take(&mut out.buffers.buffers);
     if !out.buffers.overflowed {
-        return Ok(Ok(DecodedHere { kept, ended }));
+        let spares = spares.clone();
+        return Ok(Ok(DecodedHere {
+            kept,
+            ended,
+            spares,
+        }));
     }
-    kept.into_iter().for_each(|decoded| spare(decoded.bytes));
+    kept.into_iter()
+        .for_each(|decoded| spares.keep(decoded.bytes));
     // `run` has dropped its share: the file is whole again (a panic caught there dropped it as it
     // unwound).
     let mut file = Arc::into_inner(shared).ok_or_else(|| io::Error::other("file still shared"))?;
@@ -261,10 +275,10 @@ fn decode_here(source: Regular, format: Format) -> io::Result<Result<DecodedHere
 }
 
 /// How many of `threads` decode a file's zstd frames or BGZF members at once: every one, or none
-/// (one decoder, as for a stream) below two. With every thread short-sliced (CONTRACT §12.6) the
-/// reader and the rendering run as soon as they have work beside decoders on every core: on 2
-/// cores two zstd decoders took 0.70-0.76x one frame's time, two BGZF decoders 0.78-0.95x one
-/// gzip member's (docs/DECOMPRESS.md). xz's decoder, ten times slower than the rendering, takes every thread too.
+/// (one decoder, as for a stream) below two; xz's decoder, ten times slower than the rendering,
+/// takes every thread too. Every one was chosen when every thread had a short slice (gone,
+/// CONTRACT §12.6): without it, two `pzstd` decoders on 2 cores beside busy processes took
+/// 1.15-1.22x as long (results/runs/2026-12-01T2258Z-0a4a5df-2-cores), a default to measure again.
 fn pool_decoders(threads: NonZeroUsize) -> Option<NonZeroUsize> {
     Some(threads).filter(|threads| threads.get() > 1)
 }
@@ -421,7 +435,17 @@ mod tests {
         here: u64,
     ) -> (Vec<u8>, Result<(), Failure>) {
         testing::within("decoding a file", move || {
-            drained(decode_file(regular(source), format, BUFFERS, threads, here).unwrap())
+            drained(
+                decode_file(
+                    regular(source),
+                    format,
+                    BUFFERS,
+                    threads,
+                    here,
+                    &SpareBuffers::default(),
+                )
+                .unwrap(),
+            )
         })
     }
 
@@ -550,8 +574,15 @@ mod tests {
             .collect();
         let small = gzip(&text);
         assert!(small.len() as u64 <= DECODED_HERE);
-        let (buffers, decoding) =
-            decode_file(regular_of(&small), Format::Gzip, BUFFERS, ONE, DECODED_HERE).unwrap();
+        let (buffers, decoding) = decode_file(
+            regular_of(&small),
+            Format::Gzip,
+            BUFFERS,
+            ONE,
+            DECODED_HERE,
+            &SpareBuffers::default(),
+        )
+        .unwrap();
         assert!(decoding.has_ended(), "decoded before decode_file returned");
         drop(buffers);
         let (out, ended) = decoded_file_up_to(file_of(&small), Format::Gzip, ONE, DECODED_HERE);
@@ -583,8 +614,17 @@ mod tests {
             offset: 0,
             len: u64::MAX,
         };
-        let (out, ended) =
-            drained(decode_file(source, Format::Gzip, BUFFERS, ONE, u64::MAX).unwrap());
+        let (out, ended) = drained(
+            decode_file(
+                source,
+                Format::Gzip,
+                BUFFERS,
+                ONE,
+                u64::MAX,
+                &SpareBuffers::default(),
+            )
+            .unwrap(),
+        );
         assert_eq!(out, b"one\ntwo\n");
         assert!(ended.is_ok());
     }
@@ -864,9 +904,15 @@ mod tests {
                 testing::within("a read of the first decoded bytes", move || match way {
                     None => decode(source, ONE).unwrap().1,
                     Some(format) => {
-                        let (mut buffers, decoding) =
-                            decode_file(regular(source), format, BUFFERS, NonZeroUsize::MIN, 0)
-                                .unwrap();
+                        let (mut buffers, decoding) = decode_file(
+                            regular(source),
+                            format,
+                            BUFFERS,
+                            NonZeroUsize::MIN,
+                            0,
+                            &SpareBuffers::default(),
+                        )
+                        .unwrap();
                         assert_eq!(buffers.read(&mut [0; 10]), 10);
                         decoding
                     }

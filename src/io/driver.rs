@@ -13,7 +13,7 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use crate::error::{Error, Failures};
 use crate::io::ahead::{Ahead, Started};
-use crate::io::decode::{self, DecodedFile, Decoding};
+use crate::io::decode::{self, DecodedFile, Decoding, SpareBuffers};
 use crate::io::fd;
 use crate::io::open::{self, Opening};
 use crate::io::sources::{How, Opened, Source, Sources, Step};
@@ -82,6 +82,9 @@ pub struct Driver<F> {
     decoding: Option<Decoding>,
     /// The sources after the open one decoded ahead, under `-z` with more than one decoder.
     ahead: Ahead,
+    /// The decoded buffers every decoding of this run makes its own from and keeps when done:
+    /// the run's, freed with it.
+    spares: SpareBuffers,
     /// Makes an opened source (or its decoder's pipe) the driver's handle.
     handle: fn(File) -> F,
     /// Where output goes: refused as input, and watched while a read waits.
@@ -95,8 +98,14 @@ impl<F> Driver<F> {
     /// Failures are kept until [`hand_failures_to`](Self::hand_failures_to).
     pub fn new(mut sources: Sources, output: Option<OwnedFd>, handle: fn(File) -> F) -> Self {
         sources.output_is_pipe(output.as_ref().is_some_and(|fd| fd::is_pipe(fd.as_fd())));
+        let spares = SpareBuffers::default();
         Driver {
-            ahead: Ahead::new(sources.decoder_threads(), sources.decoded_here()),
+            ahead: Ahead::new(
+                sources.decoder_threads(),
+                sources.decoded_here(),
+                spares.clone(),
+            ),
+            spares,
             sources,
             current: None,
             decoding: None,
@@ -160,6 +169,7 @@ impl<F> Driver<F> {
                         decode::BUFFERS,
                         self.sources.decoder_threads(),
                         self.sources.decoded_here(),
+                        &self.spares,
                     ),
                 }
                 .map(|(pieces, decoding)| (Reading::Decoded(pieces), Some(decoding)))

@@ -34,7 +34,7 @@ use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
 use super::handoff::Out;
 use super::pump::pump;
 use super::source::{Sniffed, reading};
-use super::{BUFFER, Failure, slices};
+use super::{BUFFER, Failure};
 
 /// A block's magic, π's digits.
 pub(super) const BLOCK: u64 = 0x3141_5926_5359;
@@ -398,7 +398,6 @@ pub(super) fn decode(
     threads: NonZeroUsize,
     out: &mut impl Out,
 ) -> Result<(), Failure> {
-    slices::ask_short();
     let (jobs, taken) = unbounded::<Job>();
     // Decoded buffers go back to the decoders, so that each is not made anew, its pages faulted in.
     let (spare, spares) = bounded::<Vec<u8>>(threads.get() + 2);

@@ -1,37 +1,63 @@
 //! Where a decoder's thread puts what it decodes ([`Out`]): a stream's bytes into a pipe, a
 //! regular file's in whole buffers, cut after their last line end, over a bounded channel to its
 //! reader ([`DecodedFile`]), which may take them as its own, recycled, and kept spare across
-//! decodings.
+//! decodings ([`SpareBuffers`]).
 
 use std::fs::File;
 use std::io::Write;
+use std::sync::Arc;
 
 use crossbeam_channel::{Receiver, Sender};
 use memchr::memrchr;
 
-use super::own_core::OwnCore;
 use super::spares::Spares;
 use super::{BUFFER, DECODED_HELD};
 
-/// Buffers whose decoding has ended, kept for the next decoding instead of freed, room for at
-/// most [`DECODED_HELD`] bytes among them, counted by capacity: counting buffers alone let the
-/// spares hold twice that, as a buffer handed back may have grown to [`MOST_KEPT`]. A buffer
-/// made afresh costs a page fault for each of its pages: with eight FILEs decoded ahead on two
-/// cores, each decoder ahead making its share of buffers anew took 0.06-0.08 s of system time
-/// beside 0.18 s of decoding (27,000 page faults against 2,600), more than decoding ahead gained.
-static SPARE: Spares<Vec<u8>> = Spares::new(DECODED_HELD);
+/// Buffers whose decoding has ended, kept for the next decoding of the caller's run instead of
+/// freed, room for at most [`DECODED_HELD`] bytes among them, counted by capacity: counting
+/// buffers alone let the spares hold twice that, as a buffer handed back may have grown to twice
+/// a [`BUFFER`]. A buffer made afresh costs a page fault for each of its pages: with eight FILEs
+/// decoded ahead on two cores, each decoder ahead making its share of buffers anew took
+/// 0.06-0.08 s of system time beside 0.18 s of decoding (27,000 page faults against 2,600), more
+/// than decoding ahead gained.
+///
+/// The caller's own: made for a run of decodings and given to each
+/// ([`decode_file`](super::decode_file)), its buffers freed once it and every decoding given it
+/// have been dropped.
+#[derive(Clone)]
+pub struct SpareBuffers(Arc<Spares<Vec<u8>>>);
+
+/// Not the buffers' bytes: a megabyte of them in a debug print says nothing.
+impl std::fmt::Debug for SpareBuffers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SpareBuffers").finish_non_exhaustive()
+    }
+}
+
+impl Default for SpareBuffers {
+    fn default() -> Self {
+        SpareBuffers(Arc::new(Spares::new(DECODED_HELD)))
+    }
+}
+
+impl SpareBuffers {
+    /// Keeps `buffer` for the next decoding, if it is one of ours and room is left.
+    pub(super) fn keep(&self, buffer: Vec<u8>) {
+        let size = buffer.capacity();
+        if size >= BUFFER {
+            self.0.keep(buffer, size);
+        }
+    }
+
+    /// A buffer kept, or a new one, empty.
+    fn take(&self) -> Vec<u8> {
+        self.0.take().unwrap_or_default()
+    }
+}
 
 /// The most a buffer handed to a decoder holds room for: a [`BUFFER`] and what a chunk reading
 /// one grows by.
 const MOST_KEPT: usize = 2 * BUFFER;
-
-/// Keeps `buffer` for the next decoding, if it is one of ours and room is left.
-pub(super) fn spare(buffer: Vec<u8>) {
-    let size = buffer.capacity();
-    if size >= BUFFER {
-        SPARE.keep(buffer, size);
-    }
-}
 
 /// Decoded bytes: the first `len` of `bytes`. A buffer stays as long as it was made (a
 /// [`BUFFER`]) however few bytes it holds, so that it is not zeroed again when used again: a
@@ -62,17 +88,25 @@ pub struct DecodedFile {
     pub(super) at: usize,
     /// [`is_behind`](Self::is_behind).
     behind: bool,
+    /// Where buffers go that the decoder no longer takes.
+    spares: SpareBuffers,
 }
 
 impl DecodedFile {
-    /// The decoded bytes that come over `full`, each buffer read handed back over `empty`.
-    pub(super) fn new(full: Receiver<Decoded>, empty: Sender<Vec<u8>>) -> Self {
+    /// The decoded bytes that come over `full`, each buffer read handed back over `empty`, or
+    /// kept among `spares` once the decoder has gone.
+    pub(super) fn new(
+        full: Receiver<Decoded>,
+        empty: Sender<Vec<u8>>,
+        spares: SpareBuffers,
+    ) -> Self {
         DecodedFile {
             full,
             empty,
             buffer: Decoded::default(),
             at: 0,
             behind: false,
+            spares,
         }
     }
 
@@ -122,7 +156,7 @@ impl DecodedFile {
             storage = Vec::new();
         }
         if let Err(unsent) = self.empty.try_send(storage) {
-            spare(unsent.into_inner());
+            self.spares.keep(unsent.into_inner());
         }
     }
 
@@ -162,10 +196,10 @@ impl DecodedFile {
 
 impl Drop for DecodedFile {
     fn drop(&mut self) {
-        spare(std::mem::take(&mut self.buffer).bytes);
+        self.spares.keep(std::mem::take(&mut self.buffer).bytes);
         self.full
             .try_iter()
-            .for_each(|decoded| spare(decoded.bytes));
+            .for_each(|decoded| self.spares.keep(decoded.bytes));
     }
 }
 
@@ -179,10 +213,6 @@ pub(super) trait Out: Send + 'static {
 
     /// Hands on what is held, at the end.
     fn flush(&mut self);
-
-    /// Told that one decoder fills it, on this thread, to the end: [`ToReader`] keeps a core
-    /// for it ([`OwnCore`]).
-    fn decoding_alone(&mut self) {}
 }
 
 /// A stream's decoded bytes, written to the pipe as each buffer comes, for live input.
@@ -210,14 +240,14 @@ pub(super) trait Buffers: Send + 'static {
     /// An empty buffer to fill (its bytes of no meaning), or `None` when the reader has gone.
     fn empty(&mut self) -> Option<Vec<u8>>;
 
-    /// [`Out::decoding_alone`].
-    fn decoding_alone(&mut self) {}
-
     /// Hands on a buffer of decoded bytes: false when the reader has gone.
     fn full(&mut self, decoded: Decoded) -> bool;
 
     /// Hands on every buffer [`full`](Self::full) was given, at the end.
     fn flush(&mut self) {}
+
+    /// Where buffers go that nobody takes.
+    fn spares(&self) -> &SpareBuffers;
 }
 
 /// The longest partial line a full buffer hands to the next ([`Filling`]): past it, the buffer
@@ -278,7 +308,7 @@ impl<B: Buffers> Filling<B> {
             return false;
         }
         if piece.len == 0 {
-            spare(piece.bytes);
+            self.buffers.spares().keep(piece.bytes);
             return true;
         }
         self.buffers.full(piece)
@@ -311,15 +341,12 @@ impl<B: Buffers> Out for Filling<B> {
         }
         self.buffers.flush();
     }
-
-    fn decoding_alone(&mut self) {
-        self.buffers.decoding_alone();
-    }
 }
 
 impl<B: Buffers> Drop for Filling<B> {
     fn drop(&mut self) {
-        spare(std::mem::take(&mut self.buffer));
+        let buffer = std::mem::take(&mut self.buffer);
+        self.buffers.spares().keep(buffer);
     }
 }
 
@@ -343,23 +370,26 @@ pub(super) struct ToReader {
     made: usize,
     /// Full buffers not yet sent, fewer than [`SENT_TOGETHER`].
     unsent: Vec<Decoded>,
-    /// Kept for a lone decoder until it first waits for a buffer back once one has come back.
-    core: OwnCore,
-    /// The reader has handed a buffer back: a wait before is its start, not its pace.
-    handed_back: bool,
+    /// Where buffers are made from, and go at the end.
+    pub(super) spares: SpareBuffers,
 }
 
 impl ToReader {
-    /// Buffers sent over `full`, at most `most` made, then those that come back over `empty`.
-    pub(super) fn new(full: Sender<Decoded>, empty: Receiver<Vec<u8>>, most: usize) -> Self {
+    /// Buffers sent over `full`, at most `most` made (from `spares` where it has some), then
+    /// those that come back over `empty`.
+    pub(super) fn new(
+        full: Sender<Decoded>,
+        empty: Receiver<Vec<u8>>,
+        most: usize,
+        spares: SpareBuffers,
+    ) -> Self {
         ToReader {
             full,
             empty,
             most,
             made: 0,
             unsent: Vec::new(),
-            core: OwnCore::default(),
-            handed_back: false,
+            spares,
         }
     }
 
@@ -376,29 +406,15 @@ impl Buffers for ToReader {
     fn empty(&mut self) -> Option<Vec<u8>> {
         // One handed back first, so that a decoder let hold many makes only as many as the
         // reader leaves it holding.
-        let buffer = match self.empty.try_recv() {
-            Ok(buffer) => buffer,
+        match self.empty.try_recv() {
+            Ok(buffer) => Some(buffer),
             Err(_) if self.made < self.most => {
                 self.made += 1;
-                return Some(SPARE.take().unwrap_or_default());
+                Some(self.spares.take())
             }
-            // The reader may be waiting for those held to hand any back. Waiting for a reader
-            // under way, the decoder is no longer the slower: the others may want its core. At
-            // the start, one of five runs waited once for the reader's first buffer back, and a
-            // core given back then was lost for the run.
-            Err(_) => {
-                if self.handed_back {
-                    self.core.give_back();
-                }
-                self.send_unsent().then(|| self.empty.recv().ok())??
-            }
-        };
-        self.handed_back = true;
-        Some(buffer)
-    }
-
-    fn decoding_alone(&mut self) {
-        self.core.keep();
+            // The reader may be waiting for those held to hand any back.
+            Err(_) => self.send_unsent().then(|| self.empty.recv().ok())?,
+        }
     }
 
     fn full(&mut self, decoded: Decoded) -> bool {
@@ -407,14 +423,19 @@ impl Buffers for ToReader {
     }
 
     fn flush(&mut self) {
-        self.core.give_back();
         self.send_unsent();
+    }
+
+    fn spares(&self) -> &SpareBuffers {
+        &self.spares
     }
 }
 
 impl Drop for ToReader {
     fn drop(&mut self) {
-        self.empty.try_iter().for_each(spare);
+        self.empty
+            .try_iter()
+            .for_each(|buffer| self.spares.keep(buffer));
     }
 }
 
@@ -425,15 +446,18 @@ pub(super) struct Kept {
     most: usize,
     /// The decoder asked for more room than `most` buffers.
     pub(super) overflowed: bool,
+    /// Where buffers are made from.
+    pub(super) spares: SpareBuffers,
 }
 
 impl Kept {
-    /// Room for at most `most` buffers, none yet filled.
-    pub(super) fn new(most: usize) -> Self {
+    /// Room for at most `most` buffers, none yet filled, made from `spares` where it has some.
+    pub(super) fn new(most: usize, spares: SpareBuffers) -> Self {
         Kept {
             buffers: Vec::new(),
             most,
             overflowed: false,
+            spares,
         }
     }
 }
@@ -441,12 +465,16 @@ impl Kept {
 impl Buffers for Kept {
     fn empty(&mut self) -> Option<Vec<u8>> {
         self.overflowed = self.buffers.len() == self.most;
-        (!self.overflowed).then(|| SPARE.take().unwrap_or_default())
+        (!self.overflowed).then(|| self.spares.take())
     }
 
     fn full(&mut self, decoded: Decoded) -> bool {
         self.buffers.push(decoded);
         true
+    }
+
+    fn spares(&self) -> &SpareBuffers {
+        &self.spares
     }
 }
 
@@ -458,19 +486,44 @@ mod tests {
 
     /// DECOMPRESS.md (spare buffers): the spares have room for at most [`DECODED_HELD`] bytes,
     /// whatever their buffers' sizes: counted, buffers grown to [`MOST_KEPT`] held twice that.
-    /// Buffers of a size of their own, so that other tests' spares, kept and taken meanwhile,
-    /// are not counted.
     #[test]
     fn the_spares_hold_at_most_decoded_held() {
-        let size = MOST_KEPT - 1;
+        let (spares, size) = (SpareBuffers::default(), MOST_KEPT - 1);
         for _ in 0..2 * DECODED_HELD / BUFFER {
-            spare(Vec::with_capacity(size));
+            spares.keep(Vec::with_capacity(size));
         }
-        let ours = std::iter::from_fn(|| SPARE.take())
-            .filter(|buffer| buffer.capacity() == size)
-            .count();
-        assert!(ours > 0, "none kept");
-        assert!(ours * size <= DECODED_HELD, "{ours} kept");
+        let kept = std::iter::from_fn(|| spares.0.take()).count();
+        assert!(kept > 0, "none kept");
+        assert!(kept * size <= DECODED_HELD, "{kept} kept");
+    }
+
+    /// The spare buffers are the caller's run's: a FILE decoded on a thread and one decoded on
+    /// the caller's leave theirs there for the next, and all are freed once the caller drops its
+    /// handle and every decoding given it has ended; none outlives the run.
+    #[test]
+    fn spare_buffers_are_kept_for_the_run_and_freed_with_it() {
+        use super::super::tests::{regular_of, text};
+        use super::super::{BUFFERS, DECODED_HERE, Format, ONE, decode_file};
+
+        let bytes = crate::io::testing::gzip(&text(0..20_000));
+        let spares = SpareBuffers::default();
+        let freed = std::sync::Arc::downgrade(&spares.0);
+        for here in [0, DECODED_HERE] {
+            let source = regular_of(&bytes);
+            let (mut decoded, decoding) =
+                decode_file(source, Format::Gzip, BUFFERS, ONE, here, &spares).unwrap();
+            while decoded.read(&mut [0; 65_536]) > 0 {}
+            decoding.finish().unwrap();
+            drop(decoded);
+            assert!(spares.0.bytes() > 0, "none kept (decoded here: {here})");
+        }
+        drop(spares);
+        let deadline = crate::io::testing::IN_MEMORY;
+        crate::io::testing::within_for(deadline, "the decoder's thread ending", move || {
+            while freed.upgrade().is_some() {
+                std::thread::sleep(std::time::Duration::from_millis(1));
+            }
+        });
     }
 
     /// `bytes` as a decoder's buffer holding them all.
@@ -484,7 +537,7 @@ mod tests {
     /// What `pieces`, written one after another as a decoder writes, come to: each buffer
     /// handed on, as the reader sees it.
     fn handed_on(pieces: &[Vec<u8>]) -> Vec<Vec<u8>> {
-        let mut out = Filling::new(Kept::new(usize::MAX));
+        let mut out = Filling::new(Kept::new(usize::MAX, SpareBuffers::default()));
         for piece in pieces {
             let mut piece = &piece[..];
             while !piece.is_empty() {
@@ -558,81 +611,13 @@ mod tests {
         }
     }
 
-    /// A lone decoder keeps its core from the other threads (CONTRACT §12.6) through a wait for
-    /// its reader's first buffer back, and gives it back before a wait once one has come back,
-    /// or at its end.
-    #[cfg(target_os = "linux")]
-    #[test]
-    fn a_lone_decoder_gives_its_core_back_before_a_wait_for_a_reader_under_way_or_at_its_end() {
-        use std::time::{Duration, Instant};
-
-        use rustix::thread::gettid;
-
-        use super::super::own_core::tests::{mask, may_keep_a_core, until_kept};
-
-        let (_turn, every) = may_keep_a_core();
-        if every.count() < 2 {
-            return;
-        }
-        let (started, reader) = bounded(1);
-        let (to_reader, full) = bounded(2);
-        let (to_decoder, empty) = bounded(2);
-        // Takes the two buffers sent together and hands one back when the decoder waits for it,
-        // then the other once its core is back, or after 10 s: its masks then.
-        let reading = std::thread::spawn(move || {
-            started.send(gettid()).unwrap();
-            let mut taken: Vec<Decoded> = full.iter().take(2).collect();
-            // The decoder waits for the first buffer back by now.
-            std::thread::sleep(Duration::from_millis(50));
-            let at_start = mask(gettid());
-            to_decoder.send(taken.pop().unwrap().bytes).unwrap();
-            let deadline = Instant::now() + Duration::from_secs(10);
-            while mask(gettid()) != every && Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(1));
-            }
-            let under_way = mask(gettid());
-            to_decoder.send(taken.pop().unwrap().bytes).unwrap();
-            full.iter().for_each(drop);
-            (at_start, under_way)
-        });
-        let reader = reader.recv().unwrap();
-        // Kept once the machine has a core to spare: other processes may run for a while.
-        let kept = |buffers: &mut ToReader| {
-            until_kept(|| {
-                buffers.core = OwnCore::default();
-                buffers.decoding_alone();
-                buffers.core.is_kept()
-            });
-            assert_eq!(mask(reader).count() + 1, every.count(), "kept");
-        };
-        let fill = |buffers: &mut ToReader| {
-            let bytes = buffers.empty().unwrap();
-            assert!(buffers.full(Decoded { bytes, len: 0 }));
-        };
-        let mut waits = ToReader::new(to_reader.clone(), empty.clone(), 2);
-        kept(&mut waits);
-        // Two made and sent, then a wait for the first back, then one for the second.
-        (0..3).for_each(|_| fill(&mut waits));
-        assert!(waits.empty().is_some());
-        assert_eq!(mask(reader), every);
-        let mut ends = ToReader::new(to_reader, empty, 2);
-        kept(&mut ends);
-        (0..2).for_each(|_| fill(&mut ends));
-        ends.flush();
-        assert_eq!(mask(reader), every, "given back at the end");
-        drop((waits, ends));
-        let (at_start, under_way) = reading.join().unwrap();
-        assert_eq!(at_start.count() + 1, every.count(), "kept at the start");
-        assert_eq!(under_way, every, "given back before the wait");
-    }
-
     /// Full buffers go to the reader two at a time, and all of them before the decoder waits for
     /// one back or ends, so that the reader is never left waiting for bytes the decoder holds.
     #[test]
     fn full_buffers_go_together_and_before_any_wait() {
         let (to_reader, full) = bounded(3);
         let (to_decoder, empty) = bounded(3);
-        let mut buffers = ToReader::new(to_reader, empty, 3);
+        let mut buffers = ToReader::new(to_reader, empty, 3, SpareBuffers::default());
         let fill = |buffers: &mut ToReader, byte: u8| {
             // A spare buffer may hold another test's bytes.
             let mut bytes = buffers.empty().unwrap();
@@ -666,7 +651,7 @@ mod tests {
     fn the_decoder_is_behind_from_a_wait_until_a_batch_waits() {
         let (to_reader, full) = bounded(2 * SENT_TOGETHER);
         let (to_decoder, _empty) = bounded(2 * SENT_TOGETHER);
-        let mut decoded = DecodedFile::new(full, to_decoder);
+        let mut decoded = DecodedFile::new(full, to_decoder, SpareBuffers::default());
         let send = move |n| {
             for _ in 0..n {
                 to_reader.send(buffer_of(b"line\n")).unwrap();
@@ -710,7 +695,7 @@ mod tests {
     fn storage_grown_for_a_long_line_is_not_handed_to_the_decoder() {
         let (to_reader, full) = bounded(2);
         let (to_decoder, empty) = bounded(2);
-        let mut decoded = DecodedFile::new(full, to_decoder);
+        let mut decoded = DecodedFile::new(full, to_decoder, SpareBuffers::default());
         let grown = [(BUFFER, BUFFER), (BUFFER + BUFFER / 2, BUFFER + BUFFER / 2)];
         let kept = [(MOST_KEPT, MOST_KEPT), (MOST_KEPT + 1, 0), (4 * BUFFER, 0)];
         for (storage, given) in grown.into_iter().chain(kept) {
@@ -729,7 +714,7 @@ mod tests {
     fn a_buffer_part_read_is_not_offered_whole() {
         let (to_reader, full) = bounded(1);
         let (to_decoder, _empty) = bounded(1);
-        let mut decoded = DecodedFile::new(full, to_decoder);
+        let mut decoded = DecodedFile::new(full, to_decoder, SpareBuffers::default());
         to_reader.send(buffer_of(b"line\n")).unwrap();
         assert_eq!(decoded.read(&mut [0; 2]), 2);
         assert_eq!(decoded.unread_buffer(), None);
@@ -761,7 +746,7 @@ mod tests {
     fn a_reader_is_sent_at_most_most_buffers_made() {
         let (to_reader, _full) = bounded(4);
         let (to_decoder, empty) = bounded(4);
-        let mut buffers = ToReader::new(to_reader, empty, 2);
+        let mut buffers = ToReader::new(to_reader, empty, 2, SpareBuffers::default());
         let given = crate::io::testing::within_for(
             crate::io::testing::IN_MEMORY,
             "buffers made or handed back",
@@ -791,7 +776,7 @@ mod tests {
     /// Kept has room for `most` buffers: the next asked for finds none and says it overflowed.
     #[test]
     fn kept_has_room_for_its_buffers_and_no_more() {
-        let mut kept = Kept::new(2);
+        let mut kept = Kept::new(2, SpareBuffers::default());
         for _ in 0..2 {
             let bytes = kept.empty().expect("room");
             assert!(kept.full(Decoded { bytes, len: 0 }) && !kept.overflowed);
@@ -799,31 +784,10 @@ mod tests {
         assert!(kept.empty().is_none() && kept.overflowed);
     }
 
-    /// Told that one decoder fills it, a `Filling` tells its buffers, where `ToReader` keeps
-    /// the core.
-    #[test]
-    fn filling_tells_its_buffers_of_a_decoder_alone() {
-        struct Told(bool);
-        impl Buffers for Told {
-            fn empty(&mut self) -> Option<Vec<u8>> {
-                None
-            }
-            fn full(&mut self, _: Decoded) -> bool {
-                false
-            }
-            fn decoding_alone(&mut self) {
-                self.0 = true;
-            }
-        }
-        let mut filling = Filling::new(Told(false));
-        filling.decoding_alone();
-        assert!(filling.buffers.0);
-    }
-
     /// A piece decoded elsewhere goes on alone when nothing is held: no empty buffer before it.
     #[test]
     fn a_piece_passed_with_nothing_held_goes_alone() {
-        let mut out = Filling::new(Kept::new(usize::MAX));
+        let mut out = Filling::new(Kept::new(usize::MAX, SpareBuffers::default()));
         assert!(out.pass(buffer_of(b"piece\n")));
         let held: Vec<&[u8]> = out.buffers.buffers.iter().map(Decoded::held).collect();
         assert_eq!(held, [b"piece\n"]);
@@ -840,7 +804,7 @@ mod tests {
             "at the end"
         );
         let text = lines(&[BUFFER - 10, 20], true);
-        let mut out = Filling::new(Kept::new(usize::MAX));
+        let mut out = Filling::new(Kept::new(usize::MAX, SpareBuffers::default()));
         let room = out.room().unwrap();
         room[..BUFFER].copy_from_slice(&text[..BUFFER]);
         assert!(out.filled(BUFFER));

@@ -194,7 +194,7 @@ impl Read for FileAt<'_> {
 #[cfg(test)]
 mod tests {
     use super::super::format::Format;
-    use super::super::handoff::{Filling, Kept};
+    use super::super::handoff::{Filling, Kept, SpareBuffers};
     use super::super::tests::{
         bgzf_member, decoded_file, file_of, frame, random, reason, streamed, text,
     };
@@ -214,7 +214,7 @@ mod tests {
     /// [`frame_decoded`] from a file open already, read into `room` bytes at a time.
     fn frame_decoded_from(source: &File, frame: Range<u64>, room: usize) -> (Vec<u8>, String) {
         let mut decoder = Decoder::new().unwrap();
-        let mut out = Filling::new(Kept::new(usize::MAX));
+        let mut out = Filling::new(Kept::new(usize::MAX, SpareBuffers::default()));
         let ended = decode_frame(source, frame, &mut decoder, &mut vec![0; room], &mut out);
         out.flush();
         let decoded = out
@@ -330,7 +330,7 @@ mod tests {
         let source = file_of(bytes);
         within("a run's decoding", move || {
             counting_reads(|| {
-                let mut out = Filling::new(Kept::new(usize::MAX));
+                let mut out = Filling::new(Kept::new(usize::MAX, SpareBuffers::default()));
                 let mut sized = SizedMember::new();
                 let ended = decode_members(&source, run, sized.as_mut(), &mut Vec::new(), &mut out);
                 out.flush();

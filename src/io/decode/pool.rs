@@ -27,7 +27,7 @@ use std::thread;
 use crossbeam_channel::{Receiver, Sender, bounded};
 use zstd::stream::raw::Decoder;
 
-use super::handoff::{Buffers, BuffersOut, Decoded, Filling, Out};
+use super::handoff::{Buffers, BuffersOut, Decoded, Filling, Out, SpareBuffers};
 use super::parts::{RunEnded, decode_frame, decode_members};
 use super::sized::SizedMember;
 use super::source::Undecoded;
@@ -85,7 +85,6 @@ pub(super) fn decode_parts(
         return decode_alone(source, parts, out);
     }
     walk.at = start;
-    super::slices::ask_short();
     let source = Arc::new(source);
     // Parts under way: the one being handed on, and the rest of each decoder's share.
     let (order, decoded) = bounded(threads.get() * parts.under_way() - 1);
@@ -94,10 +93,11 @@ pub(super) fn decode_parts(
         order: Some(order),
     }));
     for _ in 0..threads.get() {
-        let (source, walking, empty) = (source.clone(), walking.clone(), out.buffers.empty.clone());
+        let (source, walking) = (source.clone(), walking.clone());
+        let (empty, spares) = (out.buffers.empty.clone(), out.buffers.spares.clone());
         let spawned = thread::Builder::new()
             .name("decode frames".to_owned())
-            .spawn(move || decode_frames(&source, parts, &walking, &empty));
+            .spawn(move || decode_frames(&source, parts, &walking, &empty, &spares));
         if spawned.is_err() {
             // Those started take every frame; with none, the walk's turn never comes.
             break;
@@ -157,7 +157,6 @@ pub(super) fn decode_alone(source: File, parts: Parts, out: &mut impl Out) -> Re
     let Some(mut walk) = walk.filter(|_| matches!(parts, Parts::Bgzf)) else {
         return run(Undecoded::new(source), Some(parts.format()), ONE, out);
     };
-    out.decoding_alone();
     let (mut sized, mut input) = (SizedMember::new(), Vec::new());
     loop {
         match walk.next(&source) {
@@ -217,7 +216,13 @@ fn decode_rest(source: &File, parts: Parts, at: u64, out: &mut impl Out) -> Resu
 
 /// A decoder's thread: takes the next part from the walk and decodes it, until the walk ends or
 /// the reader has gone.
-fn decode_frames(source: &File, parts: Parts, walking: &Mutex<Walking>, empty: &Receiver<Vec<u8>>) {
+fn decode_frames(
+    source: &File,
+    parts: Parts,
+    walking: &Mutex<Walking>,
+    empty: &Receiver<Vec<u8>>,
+    spares: &SpareBuffers,
+) {
     let (mut decoder, mut sized) = (None, None);
     let mut input = vec![0; BUFFER];
     loop {
@@ -248,6 +253,7 @@ fn decode_frames(source: &File, parts: Parts, walking: &Mutex<Walking>, empty: &
         let mut out = Filling::new(ToPart {
             pieces,
             empty: empty.clone(),
+            spares: spares.clone(),
         });
         let decoded = caught(|| match parts {
             Parts::Zstd => {
@@ -278,6 +284,8 @@ fn decode_frames(source: &File, parts: Parts, walking: &Mutex<Walking>, empty: &
 struct ToPart {
     pieces: Sender<Piece>,
     empty: Receiver<Vec<u8>>,
+    /// Where a buffer goes that nobody takes.
+    spares: SpareBuffers,
 }
 
 impl Buffers for ToPart {
@@ -287,6 +295,10 @@ impl Buffers for ToPart {
 
     fn full(&mut self, piece: Decoded) -> bool {
         self.pieces.send(Piece::Decoded(piece)).is_ok()
+    }
+
+    fn spares(&self) -> &SpareBuffers {
+        &self.spares
     }
 }
 
@@ -318,7 +330,7 @@ mod tests {
         );
         let (order, decoded) = bounded(1);
         if first_handed_on {
-            let mut kept = Filling::new(Kept::new(usize::MAX));
+            let mut kept = Filling::new(Kept::new(usize::MAX, SpareBuffers::default()));
             let room = kept.room().unwrap();
             room[..frames[0].len()].copy_from_slice(&frames[0]);
             kept.filled(frames[0].len());
@@ -332,11 +344,16 @@ mod tests {
         drop(order);
         let (to_reader, full) = bounded(BUFFERS * 16);
         let (to_decoder, empty) = bounded(BUFFERS * 16);
-        let mut out = Filling::new(ToReader::new(to_reader, empty, BUFFERS));
+        let mut out = Filling::new(ToReader::new(
+            to_reader,
+            empty,
+            BUFFERS,
+            SpareBuffers::default(),
+        ));
         let ended = hand_on(decoded, &source, Parts::Zstd, 0, &mut out);
         out.flush();
         drop(out);
-        let mut reader = DecodedFile::new(full, to_decoder);
+        let mut reader = DecodedFile::new(full, to_decoder, SpareBuffers::default());
         let (mut read, mut buf) = (Vec::new(), vec![0; BUFFER]);
         while let n @ 1.. = reader.read(&mut buf) {
             read.extend_from_slice(&buf[..n]);
@@ -399,8 +416,15 @@ mod tests {
         // tests running beside this one start three at most).
         // Eight threads: one for the reader and the rendering, seven decoders.
         let eight = NonZeroUsize::new(8).unwrap();
-        let (mut buffers, _decoding) =
-            decode_file(regular_of(&bytes), Format::Zstd, BUFFERS, eight, 0).unwrap();
+        let (mut buffers, _decoding) = decode_file(
+            regular_of(&bytes),
+            Format::Zstd,
+            BUFFERS,
+            eight,
+            0,
+            &SpareBuffers::default(),
+        )
+        .unwrap();
         assert_eq!(buffers.read(&mut [0; 10]), 10);
         let started = std::time::Instant::now();
         while frame_decoders() < 7 {
@@ -468,8 +492,15 @@ mod tests {
     fn a_reader_that_goes_ends_the_decoders() {
         let (bytes, _) = frames_of(&text(0..300_000));
         let threads = NonZeroUsize::new(3).unwrap();
-        let (mut buffers, decoding) =
-            decode_file(regular_of(&bytes), Format::Zstd, BUFFERS, threads, 0).unwrap();
+        let (mut buffers, decoding) = decode_file(
+            regular_of(&bytes),
+            Format::Zstd,
+            BUFFERS,
+            threads,
+            0,
+            &SpareBuffers::default(),
+        )
+        .unwrap();
         assert_eq!(buffers.read(&mut [0; 10]), 10);
         drop(buffers);
         let told = decoding.ended.recv_timeout(testing::DEADLINE);
@@ -501,44 +532,6 @@ mod tests {
             );
             let offset = (&shared).stream_position().unwrap();
             assert_eq!(offset, bytes.len() as u64, "{format:?}, {threads}");
-        }
-    }
-
-    /// A FILE's parts decoded on this thread alone say so, to keep a core for it (CONTRACT
-    /// §12.6): BGZF members walked here, as a gzip file the walk cannot follow.
-    #[test]
-    fn parts_decoded_alone_say_so() {
-        struct Told {
-            kept: Filling<Kept>,
-            alone: bool,
-        }
-        impl Out for Told {
-            fn room(&mut self) -> Option<&mut [u8]> {
-                self.kept.room()
-            }
-            fn filled(&mut self, n: usize) -> bool {
-                self.kept.filled(n)
-            }
-            fn flush(&mut self) {
-                self.kept.flush();
-            }
-            fn decoding_alone(&mut self) {
-                self.alone = true;
-            }
-        }
-        let text = text(0..100_000);
-        let members = text.chunks(65_280).map(|chunk| bgzf_member(chunk, 0, None));
-        for bytes in [members.collect::<Vec<_>>().concat(), testing::gzip(&text)] {
-            let mut out = Told {
-                kept: Filling::new(Kept::new(usize::MAX)),
-                alone: false,
-            };
-            decode_alone(file_of(&bytes), Parts::Bgzf, &mut out).unwrap();
-            out.flush();
-            let decoded: Vec<u8> = (out.kept.buffers.buffers.iter())
-                .flat_map(|buffer| buffer.held().iter().copied())
-                .collect();
-            assert!(decoded == text && out.alone);
         }
     }
 

@@ -4,13 +4,13 @@
 use std::io::{self, BufRead, BufReader, Cursor, Read};
 use std::num::NonZeroUsize;
 
+use super::Failure;
 use super::format::{Format, sniff_stream};
 use super::gzip::GzipMembers;
 use super::handoff::Out;
 use super::lz4::{Lz4Frames, Lz4Legacy};
 use super::pump::pump;
 use super::source::{Sniffed, Undecoded};
-use super::{Failure, slices};
 
 /// The most memory liblzma may take for an xz stream: a 128 MiB dictionary, as zstd's window is
 /// bounded (CONTRACT §10), and the decoder's own state beside it. `xz -9` uses 64 MiB.
@@ -34,15 +34,6 @@ pub(super) fn run(
             (format, start, NonZeroUsize::MIN)
         }
     };
-    // One decoder on this thread, unless bzip2's blocks or xz's go on several (CONTRACT §12.6).
-    let alone = match format {
-        Format::Bzip2 => threads.get() == 1,
-        Format::Xz => xz_threads.get() == 1,
-        _ => true,
-    };
-    if alone {
-        out.decoding_alone();
-    }
     let most = source.most;
     let input = Cursor::new(start).chain(source);
     let buffered = |input| BufReader::with_capacity(most, input);
@@ -143,21 +134,16 @@ impl XzStreams {
 
     /// A decoder of every stream to the end, or, with threads, of one stream. Its memory is
     /// bounded as one decoder's is ([`XZ_MEMORY_LIMIT`]); within that bound liblzma starts as
-    /// many of the threads as fit (its default bound for threads, 0, starts one). Its threads
-    /// decode beside the reader, so the process's threads take the short slice first
-    /// (CONTRACT §12.6), and liblzma's inherit it.
+    /// many of the threads as fit (its default bound for threads, 0, starts one).
     fn decoder(kind: XzKind) -> io::Result<liblzma::stream::Stream> {
         use liblzma::stream::{CONCATENATED, MtStreamBuilder, Stream};
         let decoder = match kind {
             XzKind::Streams => Stream::new_stream_decoder(XZ_MEMORY_LIMIT, CONCATENATED),
-            XzKind::Threaded(threads) => {
-                slices::ask_short();
-                MtStreamBuilder::new()
-                    .threads(threads)
-                    .memlimit_threading(XZ_MEMORY_LIMIT)
-                    .memlimit_stop(XZ_MEMORY_LIMIT)
-                    .decoder()
-            }
+            XzKind::Threaded(threads) => MtStreamBuilder::new()
+                .threads(threads)
+                .memlimit_threading(XZ_MEMORY_LIMIT)
+                .memlimit_stop(XZ_MEMORY_LIMIT)
+                .decoder(),
             XzKind::Lzma => Stream::new_lzma_decoder(XZ_MEMORY_LIMIT),
         };
         Ok(decoder?)
@@ -259,8 +245,6 @@ mod tests {
     struct Gathered {
         room: Vec<u8>,
         out: Vec<u8>,
-        /// Told that one decoder fills it.
-        alone: bool,
     }
 
     impl Out for Gathered {
@@ -274,10 +258,6 @@ mod tests {
         }
 
         fn flush(&mut self) {}
-
-        fn decoding_alone(&mut self) {
-            self.alone = true;
-        }
     }
 
     /// What [`run`] makes of a regular file of `bytes`, sniffed here, under the deadline: the
@@ -288,41 +268,10 @@ mod tests {
             let mut out = Gathered {
                 room: vec![0; 10_007],
                 out: Vec::new(),
-                alone: false,
             };
             let ended = run(Undecoded::new(source), None, threads, &mut out);
             (out.out, ended)
         })
-    }
-
-    /// One decoder on the thread says so, to keep a core for it (CONTRACT §12.6): every format
-    /// but bzip2 and xz given more threads, which decode on several; a stream sniffed as xz
-    /// decodes on one.
-    #[test]
-    fn a_decoder_alone_says_so() {
-        let text = text(0..2_000);
-        let formats = [
-            (Some(Format::Gzip), gzip(&text), [true, true]),
-            (Some(Format::Zstd), zstd(&text), [true, true]),
-            (Some(Format::Lz4), lz4(&text), [true, true]),
-            (Some(Format::Bzip2), bzip2(&text), [true, false]),
-            (Some(Format::Xz), xz(&text), [true, false]),
-            (None, xz(&text), [true, true]),
-        ];
-        for (format, bytes, alone) in formats {
-            for (threads, alone) in [1, 2].into_iter().zip(alone) {
-                let source = Undecoded::new(file_of(&bytes));
-                let mut out = Gathered {
-                    room: vec![0; 10_007],
-                    out: Vec::new(),
-                    alone: false,
-                };
-                let threads = NonZeroUsize::new(threads).unwrap();
-                run(source, format, threads, &mut out).unwrap();
-                assert_eq!(out.out, text);
-                assert_eq!(out.alone, alone, "{format:?} on {threads}");
-            }
-        }
     }
 
     /// `bytes` as xz's legacy `.lzma`, made by liblzma as `xz --format=lzma` makes it.
