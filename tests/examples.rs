@@ -489,22 +489,12 @@ fn count_by_prints_what_awk_sort_uniq_c_prints() {
                 let args = [settings, &[field]].concat();
                 let finished = run_command(example("count-by", &args), &input);
                 assert_printed(&what, &finished, &expected, Some(0));
-                let mut command = example("count-by", &args);
-                command.arg(&file);
-                assert_printed(
-                    &format!("{what}, a FILE"),
-                    &run_command(command, b""),
-                    &expected,
-                    Some(0),
-                );
-                let mut command = example("count-by", &[&["-z"], &args[..]].concat());
-                command.arg(&gz);
-                assert_printed(
-                    &format!("{what}, -z"),
-                    &run_command(command, b""),
-                    &expected,
-                    Some(0),
-                );
+                for (how, z, path) in [("a FILE", &[][..], &file), ("-z", &["-z"], &gz)] {
+                    let mut command = example("count-by", &[z, &args[..]].concat());
+                    command.arg(path);
+                    let finished = run_command(command, b"");
+                    assert_printed(&format!("{what}, {how}"), &finished, &expected, Some(0));
+                }
             }
         }
     }
