@@ -51,7 +51,8 @@ use crate::tally::{Tallying, render_line_in_memory};
 /// How messages name the output.
 const OUTPUT: &str = "stdout";
 
-/// A line filter of one's own, whole: its [`Transform`] run from stdin or FILEs to stdout with
+/// A line filter of one's own, whole: its [`Transform`](crate::Transform), or a
+/// [`Tallying`] that counts, run from stdin or FILEs to stdout with
 /// everything the toolkit's binaries have. FILEs read in order as `cat` reads them (`-` is stdin,
 /// a missing one told and skipped), `-z` and `--decoders` for gzip, zstd and the other formats,
 /// `--stats`, `--help` and `--version` with the filter's own name and texts, `--generate` for
@@ -59,7 +60,8 @@ const OUTPUT: &str = "stdout";
 /// defaults and bounds, and the binaries' messages and exit statuses (0, 1 after a failure, 2
 /// for a usage error; a reader gone away, as in `| head -1`, is no failure). Its own options and
 /// arguments stand beside them ([`run_with_args`](Filter::run_with_args)), and its transform
-/// may give a run that failed nowhere another status ([`Transform::exit_status`]).
+/// may give a run that failed nowhere another status ([`Transform::exit_status`](crate::Transform::exit_status),
+/// [`Tallying::end`]).
 ///
 /// The crate's front page makes one of a transform of its own; this one runs the binaries' space
 /// count in one loop on one thread ([`StdBaseline`], its knob `--buffer-size`):
@@ -117,6 +119,12 @@ impl Filter {
     /// Runs the filter with `transform` through [`Batched`]: chunks of lines rendered in parallel
     /// on worker threads, `--threads` the machine's cores unless told. Returns the status to exit
     /// with.
+    ///
+    /// It acts for the program on the program's own process, as a Unix filter does: the panic
+    /// hook is replaced, once and for good, by one that prints nothing (a panic is told in one
+    /// line as the run's failure instead); stdin and stdout, where they are pipes, are enlarged
+    /// to what `/proc/sys/fs/pipe-max-size` allows, at most 1 MiB, for larger reads and writes;
+    /// and messages go to stderr. The same holds for every `run_*` method.
     pub fn run<T>(self, transform: T) -> ExitCode
     where
         Batched: Strategy<T>,
