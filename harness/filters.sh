@@ -15,8 +15,8 @@
 # `.gz` against `igzip -dc F.gz | mawk ...`, `zcat F.gz | mawk ...` and `igzip -dc F.gz` alone;
 # examples/wc.rs against `wc`; each output checked identical first (sorted, where the tool's order
 # is its hash's). They run in REPEAT shuffled rounds (harness/rounds.py), the pipelines through
-# `bash -c`, and report.py's TARGETS say met or not; then the peak RSS of `count-by 1` beside
-# mawk's. `datamash -W -s -g N count N` is not among them: gen-logs writes some short lines, as
+# `bash -o pipefail -c` (a stage that fails stops the script), and report.py's TARGETS say met or
+# not; then the peak RSS of `count-by 1` beside mawk's. `datamash -W -s -g N count N` is not among them: gen-logs writes some short lines, as
 # real logs have, and datamash stops at the first ("invalid input: field 9 requested, line 2 has
 # only 1 fields"), `--no-strict` or not; nor `cut -d ' ' -f N | sort | uniq -c`, which splits at
 # every single blank and so counts those lines, and those with leading blanks, under other keys
@@ -89,15 +89,15 @@ for field in 9 1; do
         ${frawk:+"$(q "$frawk") -pr -j2 $awk_program $l $sorted"}
     tallies+=("count-by-$field=$count_by $field $l" "mawk-$field=mawk $awk_program $l"
         "gawk-$field=gawk $awk_program $l"
-        "sort-uniq-$field=bash -c \"mawk '{print \\\$$field}' $l | sort | uniq -c\"")
+        "sort-uniq-$field=bash -o pipefail -c \"mawk '{print \$$field}' $l | sort | uniq -c\"")
     [[ -z $frawk ]] || tallies+=("frawk-$field=$(q "$frawk") -pr -j2 $awk_program $l")
 done
 [[ -n $frawk ]] || say "frawk is not on PATH (nor FRAWK set): its row is not measured (docs/HARNESS.md builds it)"
 awk_program="'{c[\$9]++} END {for (k in c) print c[k], k;}'"
 same_output "count-by -z 9" "$count_by -z 9 $gz $sorted" "igzip -dc $gz | mawk $awk_program $sorted"
 same_output "wc" "$wc_example $l" "wc < $l | awk '{printf \"%7d %7d %7d\\n\", \$1, \$2, \$3}'"
-tallies+=("count-by-z-9=$count_by -z 9 $gz" "igzip-mawk-9=bash -c \"igzip -dc $gz | mawk $awk_program\""
-    "zcat-mawk-9=bash -c \"zcat $gz | mawk $awk_program\"" "igzip=igzip -dc $gz"
+tallies+=("count-by-z-9=$count_by -z 9 $gz" "igzip-mawk-9=bash -o pipefail -c \"igzip -dc $gz | mawk $awk_program\""
+    "zcat-mawk-9=bash -o pipefail -c \"zcat $gz | mawk $awk_program\"" "igzip=igzip -dc $gz"
     "wc-example=$wc_example $l" "wc=wc $l")
 say "tallies: $REPEAT shuffled rounds"
 python3 "$HARNESS/rounds.py" "$REPEAT" "$RUN_DIR/filters-tallies.tsv" "${tallies[@]}"
