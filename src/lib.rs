@@ -30,31 +30,22 @@
 //! and says the exit status (docs/CONTRACT.md §13.4):
 //!
 //! ```no_run
-//! use linewright::{Filter, Tally, Tallying};
+//! use linewright::{Filter, Tallying, fields};
 //! use std::{collections::BTreeMap, process::ExitCode};
 //!
 //! /// How many lines begin with each first word, as `awk '{c[$1]++} END {...}'` counts them.
 //! struct FirstWords;
 //!
-//! #[derive(Default)]
-//! struct Counts(BTreeMap<Vec<u8>, u64>);
-//!
-//! impl Tally for Counts {
-//!     fn merge(&mut self, later: Counts) {
-//!         later.0.into_iter().for_each(|(word, n)| *self.0.entry(word).or_default() += n);
-//!     }
-//! }
-//!
 //! impl Tallying for FirstWords {
-//!     type Tally = Counts;
+//!     type Tally = BTreeMap<Vec<u8>, u64>; // a count a word, merged key by key
 //!
-//!     fn render_line(&self, counts: &mut Counts, _: &mut Vec<u8>, line: &[u8]) {
-//!         let word = line.split(u8::is_ascii_whitespace).find(|word| !word.is_empty());
-//!         *counts.0.entry(word.unwrap_or_default().to_vec()).or_default() += 1; // no line passed on
+//!     fn render_line(&self, counts: &mut Self::Tally, _: &mut Vec<u8>, line: &[u8]) {
+//!         let word = fields(line).next().unwrap_or_default();
+//!         *counts.entry(word.to_vec()).or_default() += 1; // no line passed on
 //!     }
 //!
-//!     fn end(&self, counts: Counts, out: &mut Vec<u8>) -> ExitCode {
-//!         for (word, n) in counts.0 {
+//!     fn end(&self, counts: Self::Tally, out: &mut Vec<u8>) -> ExitCode {
+//!         for (word, n) in counts {
 //!             out.extend_from_slice(format!("{n} ").as_bytes());
 //!             out.extend_from_slice(&word);
 //!             out.push(b'\n');

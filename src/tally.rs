@@ -177,15 +177,7 @@ pub trait Tallying {
         out: &mut Vec<u8>,
         chunk: &[u8],
     ) -> Result<u64, Error> {
-        let mut lines = 0;
-        let mut rest = chunk;
-        while !rest.is_empty() {
-            let end = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
-            render_line_in_memory(self, tally, out, &rest[..end])?;
-            lines += 1;
-            rest = rest.get(end + 1..).unwrap_or_default();
-        }
-        Ok(lines)
+        render_lines(self, tally, out, chunk)
     }
 
     /// As [`Transform::render_shared`], folding the line into `tally`. By default, a buffer of
@@ -195,9 +187,7 @@ pub trait Tallying {
         tally: &mut Self::Tally,
         line: Bytes,
     ) -> Result<impl Buf + use<'a, Self>, Error> {
-        let mut out = Vec::new();
-        render_line_in_memory(self, tally, &mut out, &line)?;
-        Ok(Bytes::from(out))
+        render_owned(self, tally, &line)
     }
 
     /// The last step, once every line is rendered and written: appends the summary of `tally`,
@@ -242,6 +232,37 @@ impl<T: Transform + ?Sized> Tallying for T {
     fn end(&self, (): (), _: &mut Vec<u8>) -> ExitCode {
         self.exit_status()
     }
+}
+
+/// Appends every line of `chunk` rendered a line at a time to `out` and returns how many lines
+/// that was: the default chunk rendering of [`Tallying`] and of [`Transform`] alike.
+pub(crate) fn render_lines<T: Tallying + ?Sized>(
+    tallying: &T,
+    tally: &mut T::Tally,
+    out: &mut Vec<u8>,
+    chunk: &[u8],
+) -> Result<u64, Error> {
+    let mut lines = 0;
+    let mut rest = chunk;
+    while !rest.is_empty() {
+        let end = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
+        render_line_in_memory(tallying, tally, out, &rest[..end])?;
+        lines += 1;
+        rest = rest.get(end + 1..).unwrap_or_default();
+    }
+    Ok(lines)
+}
+
+/// `line`'s rendering in a buffer of its own: the default shared rendering of [`Tallying`] and
+/// of [`Transform`] alike.
+pub(crate) fn render_owned<T: Tallying + ?Sized>(
+    tallying: &T,
+    tally: &mut T::Tally,
+    line: &[u8],
+) -> Result<Bytes, Error> {
+    let mut out = Vec::new();
+    render_line_in_memory(tallying, tally, &mut out, line)?;
+    Ok(Bytes::from(out))
 }
 
 /// Appends `line`'s rendering to `out` after making room for it, or fails if `out` cannot grow

@@ -15,7 +15,7 @@ use bytes::{Buf, Bytes};
 use crate::error::Error;
 use crate::frame::reserve;
 use crate::kernel::{self, SHORT_CHUNK, chunk_room};
-use crate::tally::render_line_in_memory;
+use crate::tally::{render_lines, render_owned};
 
 /// How each line is rendered: a line, a chunk of lines, or a shared line, into output bytes.
 ///
@@ -71,15 +71,7 @@ pub trait Transform {
     /// `chunk` holds whole lines, each ending in `\n`, except that the last may lack it (the
     /// input's final line); an empty chunk holds none. By default, a line at a time.
     fn render_chunk(&self, out: &mut Vec<u8>, chunk: &[u8]) -> Result<u64, Error> {
-        let mut lines = 0;
-        let mut rest = chunk;
-        while !rest.is_empty() {
-            let end = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
-            render_line_in_memory(self, &mut (), out, &rest[..end])?;
-            lines += 1;
-            rest = rest.get(end + 1..).unwrap_or_default();
-        }
-        Ok(lines)
+        render_lines(self, &mut (), out, chunk)
     }
 
     /// The rendering of one line (without its `\n`) that `streamer` hands to its sink: the bytes
@@ -87,9 +79,7 @@ pub trait Transform {
     /// only adds bytes can pass the line on uncopied. Fails as
     /// [`render_chunk`](Transform::render_chunk) does. By default, a buffer of its own.
     fn render_shared(&self, line: Bytes) -> Result<impl Buf, Error> {
-        let mut out = Vec::new();
-        render_line_in_memory(self, &mut (), &mut out, &line)?;
-        Ok(Bytes::from(out))
+        render_owned(self, &mut (), &line)
     }
 
     /// The status a [`Filter`](crate::Filter) exits with when its run failed nowhere, asked once
