@@ -15,19 +15,6 @@ fn main() {
         None => version,
     };
     println!("cargo:rustc-env=PIPELINES_VERSION={text}");
-    isal_cfg();
-}
-
-/// `cfg(isal)` where Cargo.toml builds ISA-L (its target-specific `isal-sys`): gzip is then
-/// decoded by ISA-L's inflate, elsewhere by flate2's zlib-rs (src/io/decode/gzip.rs). The two
-/// conditions are one: the target's OS and architecture, as Cargo.toml's `cfg(...)` reads them.
-fn isal_cfg() {
-    println!("cargo:rustc-check-cfg=cfg(isal)");
-    let target = |key| env::var(key).unwrap_or_default();
-    let arch = target("CARGO_CFG_TARGET_ARCH");
-    if target("CARGO_CFG_TARGET_OS") == "linux" && matches!(arch.as_str(), "x86_64" | "aarch64") {
-        println!("cargo:rustc-cfg=isal");
-    }
 }
 
 /// `git describe --always --dirty` of the checkout holding `crate_dir`, if it is one whose top is
@@ -57,6 +44,7 @@ fn describe(crate_dir: &Path) -> Option<String> {
     for watched in [
         git_dir.join("HEAD"),
         crate_dir.join("src"),
+        crate_dir.join("crates"),
         crate_dir.join("Cargo.toml"),
         crate_dir.join("build.rs"),
     ]

@@ -43,10 +43,11 @@ use crate::cli::{
 };
 use crate::error::{Context, Error, Failures, panic_message};
 use crate::io::sources::Sources;
-use crate::io::{FileInput, Stdout, fd};
+use crate::io::{FileInput, Stdout};
 use crate::stats::Stats;
 use crate::strategy::{baseline, batched, pipeline, std_baseline, streamer};
 use crate::tally::{Tallying, render_line_in_memory};
+use fd_facts as fd;
 
 /// How messages name the output.
 const OUTPUT: &str = "stdout";

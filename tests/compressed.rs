@@ -1252,7 +1252,7 @@ fn every_core_and_the_first() -> (rustix::thread::CpuSet, rustix::thread::CpuSet
 fn decoding_changes_no_thread_it_did_not_start() {
     use std::num::NonZeroUsize;
 
-    use linewright::internal::io::decode::{self, Regular, SpareBuffers};
+    use decompressed::{self as decode, Regular, SpareBuffers};
 
     let (every, pinned) = every_core_and_the_first();
     let reader = (Scheduling::own(), own_slack());

@@ -21,12 +21,13 @@ use std::thread::LocalKey;
 use std::time::Duration;
 
 use common::{line_soup, lines_of, padded_inputs, reference};
+use fd_facts as fd;
 use linewright::Stats;
 use linewright::internal::async_io::{AsyncFile, AsyncFileInput};
 use linewright::internal::frame::shared::SharedLines;
 use linewright::internal::frame::{Chunk, LineBuffer};
 use linewright::internal::io::sources::Sources;
-use linewright::internal::io::{FileInput, Input, Memory, fd};
+use linewright::internal::io::{FileInput, Input, Memory};
 use linewright::internal::kernel::{render_chunk, render_line};
 use linewright::strategy;
 use linewright::transform::{SpaceCount, Transform};

@@ -16,7 +16,7 @@ use std::task::{Context, Poll, ready};
 use tokio::io::unix::AsyncFd;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
-use crate::io::fd;
+use fd_facts as fd;
 
 /// A descriptor on the reactor, or one used inline.
 #[derive(Debug)]

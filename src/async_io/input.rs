@@ -16,9 +16,10 @@ use tokio::io::{AsyncReadExt, Interest};
 use crate::async_io::AsyncFile;
 use crate::error::{Error, Failures};
 use crate::frame::shared::SharedLines;
+use crate::io::Memory;
 use crate::io::driver::{Driver, Left, Reading};
 use crate::io::sources::Sources;
-use crate::io::{Memory, fd};
+use fd_facts as fd;
 
 /// Where a tokio strategy's bytes come from.
 pub trait AsyncInput: Send {

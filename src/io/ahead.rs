@@ -24,10 +24,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread;
 
-use crate::io::decode::{self, DecodedFile, Decoding, Format, Regular, SpareBuffers};
-use crate::io::fd;
 use crate::io::open::{self, Opening};
 use crate::io::sources::Source;
+use decompressed::{self as decode, DecodedFile, Decoding, Format, Regular, SpareBuffers};
+use fd_facts as fd;
 
 /// The decodings ahead, in input order, one entry for each source after the one open that has
 /// been looked at.

@@ -13,10 +13,10 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 
 use crate::error::{Error, Failures};
 use crate::io::ahead::{Ahead, Started};
-use crate::io::decode::{self, DecodedFile, Decoding, SpareBuffers};
-use crate::io::fd;
 use crate::io::open::{self, Opening};
 use crate::io::sources::{How, Opened, Source, Sources, Step};
+use decompressed::{self as decode, DecodedFile, Decoding, SpareBuffers};
+use fd_facts as fd;
 
 /// Opens `source` for reading and finds what [`Sources::opened`] must know of it.
 fn open(

@@ -10,12 +10,12 @@ use std::time::Duration;
 
 use crate::error::{Error, Failures};
 use crate::frame::Chunk;
-use crate::io::decode::DecodedFile;
 use crate::io::driver::{Driver, Left, Reading};
-use crate::io::fd;
 use crate::io::ranges::{Cut, Cuts, Range, complete_line, line_end_after, read_through, size_hint};
 use crate::io::sources::{How, Sources};
 use crate::io::{Input, Piece, RangedInput};
+use decompressed::DecodedFile;
+use fd_facts as fd;
 
 /// The sources as one byte stream, read synchronously.
 #[derive(Debug)]
@@ -206,8 +206,8 @@ mod tests {
     use std::sync::mpsc;
 
     use super::*;
-    use crate::io::decode::BUFFER;
     use crate::io::testing::{self, within};
+    use decompressed::BUFFER;
 
     #[test]
     fn says_whether_a_read_is_ready_and_reads_across_sources() {

@@ -8,8 +8,8 @@ use std::os::unix::fs::OpenOptionsExt;
 
 use rustix::fs::OFlags;
 
-use crate::io::decode::{self, Format, Regular};
 use crate::io::sources::Source;
+use decompressed::{self as decode, Format, Regular};
 
 /// A source just opened, with its metadata (one `fstat`): a regular file sniffed keeps what was
 /// found of it for its decoder, and to tell whether a decoding ahead is of it.

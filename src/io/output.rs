@@ -6,8 +6,9 @@ use std::io::{self, Write};
 use std::os::fd::AsFd;
 
 use crate::error::{Context, Error};
+use crate::io::Input;
 use crate::io::gather::{Gather, Next};
-use crate::io::{Input, fd};
+use fd_facts as fd;
 
 /// A writer with a gathering buffer in front: carries out what its [`Gather`] says.
 #[derive(Debug)]

@@ -12,7 +12,7 @@
 //! - A source that cannot be opened or read is reported and skipped (the binaries then end with
 //!   status 1); the rest is still read.
 //! - A source that is the output itself
-//!   ([`Output::is_read_by`](crate::io::fd::Output::is_read_by)) is refused, as `cat` refuses it:
+//!   ([`Output::is_read_by`](fd_facts::Output::is_read_by)) is refused, as `cat` refuses it:
 //!   reading it would never end, or read back its own output.
 //! - A read that may wait watches the output meanwhile when it is a pipe, the one kind of output
 //!   whose reader can go away: the wait ends on input or on the reader going, and then the input
@@ -25,7 +25,7 @@
 //! A driver's loop ([`Driver`](crate::io::driver::Driver) holds what both drivers do alike): ask
 //! [`Sources::what_next`]; on [`Step::Open`] open the source and tell [`Sources::opened`]; on [`Step::Report`] hand
 //! the error to the driver's [`Failures`](crate::error::Failures); on [`Step::Wait`] wait for either event
-//! (the sync driver with [`fd::wait_readable_unless_reader_gone`](crate::io::fd::wait_readable_unless_reader_gone),
+//! (the sync driver with [`fd::wait_readable_unless_reader_gone`](fd_facts::wait_readable_unless_reader_gone),
 //! the async one on the reactor) and tell [`Sources::waited`]; on [`Step::Read`] read and tell
 //! [`Sources::read`]; stop at [`Step::End`] or [`Step::ReaderGone`]. Between reads, "would a
 //! read return at once?" (asked by [`gather`](crate::io::gather)'s rule) is
@@ -36,8 +36,8 @@ use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 
 use crate::error::Error;
-use crate::io::decode::{Failure, Format};
 use crate::quote::quote;
+use decompressed::{Failure, Format};
 
 /// Where input comes from: one of these per FILE argument, or stdin alone.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,10 +101,10 @@ pub enum How {
     File,
     /// `-z`: through a decoder on a thread of its own, whose end is told with
     /// [`Sources::decoded`]. A regular file, its format sniffed (`Some`), is never live: its
-    /// decoded bytes come in memory ([`decode::decode_file`](crate::io::decode::decode_file)),
+    /// decoded bytes come in memory ([`decode::decode_file`](decompressed::decode_file)),
     /// and a read never waits for more than the decoder's next piece, as a file's read waits
     /// for the disk. A stream (`None`, for the decoder to sniff) is read as a stream from the
-    /// decoder's pipe ([`decode::decode`](crate::io::decode::decode)), where live input waits.
+    /// decoder's pipe ([`decode::decode`](decompressed::decode)), where live input waits.
     Decoded(Option<Format>),
 }
 
@@ -172,7 +172,7 @@ impl Sources {
             reader_gone: false,
             decompress: false,
             decoders: NonZeroUsize::MIN,
-            decoded_here: crate::io::decode::DECODED_HERE,
+            decoded_here: decompressed::DECODED_HERE,
         }
     }
 
@@ -198,7 +198,7 @@ impl Sources {
 
     /// Under `-z`, decodes a compressed regular file of up to `bytes` whole, at its turn on the
     /// reading thread or ahead of it on the thread small FILEs share, rather than on a thread of
-    /// its own ([`DECODED_HERE`](crate::io::decode::DECODED_HERE) unless told).
+    /// its own ([`DECODED_HERE`](decompressed::DECODED_HERE) unless told).
     pub fn decode_here(&mut self, bytes: u64) {
         self.decoded_here = bytes;
     }
@@ -217,14 +217,14 @@ impl Sources {
 
     /// The sources after the one opening that may be decoded ahead, in order: under `-z` with
     /// more than one decoder the next `decoders` (as many decoders ahead as could all be busy
-    /// once the one read has ended), or [`QUEUED`](crate::io::decode::QUEUED) if more (as many
+    /// once the one read has ended), or [`QUEUED`](decompressed::QUEUED) if more (as many
     /// small FILEs as are decoded ahead on one thread), else none. Which of them are decoded ahead
     /// (compressed regular files only), and when, is for the driver to find, and nothing it finds
     /// is reported: each is opened again at its turn, and only then told to
     /// [`opened`](Self::opened).
     pub fn ahead(&self) -> impl Iterator<Item = &Source> {
         let window = match self.decompress && self.decoders.get() > 1 {
-            true => self.decoders.get().max(crate::io::decode::QUEUED),
+            true => self.decoders.get().max(decompressed::QUEUED),
             false => 0,
         };
         self.unopened.iter().rev().take(window)
@@ -570,7 +570,7 @@ mod tests {
         sources.decoders(3);
         assert_eq!(ahead(&sources), [] as [String; 0], "without -z none");
         sources.decompress(true);
-        let queued = crate::io::decode::QUEUED;
+        let queued = decompressed::QUEUED;
         let named = |names: &[&str]| {
             names
                 .iter()

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use linewright::internal::io::decode::gzip::GzipMembers;
+use decompressed::gzip::GzipMembers;
 
 /// Compressed bytes read, and decoded bytes written, at a time: as `-z` does.
 const PIECE: usize = 256 * 1024;

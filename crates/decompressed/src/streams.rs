@@ -239,7 +239,7 @@ mod tests {
 
     use super::super::tests::{bzip2, file_of, input, lz4, lz4_legacy, read_all, text, xz, zstd};
     use super::*;
-    use crate::io::testing::{IN_MEMORY, gzip, within, within_for};
+    use pipelines_testing::{IN_MEMORY, gzip, within, within_for};
 
     /// Decoded bytes gathered whole, in rooms of an odd size so that reads straddle blocks.
     struct Gathered {

@@ -6,7 +6,7 @@ use std::io::{self, Read};
 use super::source::{Undecoded, reading};
 use super::zstd::{self, SKIPPABLE_HEADER};
 use super::{Failure, Regular, bzip2, gzip, lz4};
-use crate::io::fd;
+use fd_facts as fd;
 
 /// What a source holds, by its first bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -271,7 +271,7 @@ mod tests {
     use std::io::{Read, Seek};
 
     use super::*;
-    use crate::io::testing::{self, IN_MEMORY, gzip, within_for};
+    use pipelines_testing::{self as testing, IN_MEMORY, gzip, within_for};
 
     /// What `sniff` says of `start`, the format it begins, if a format.
     fn format(start: &[u8], ended: bool) -> Option<Format> {

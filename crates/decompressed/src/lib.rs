@@ -7,14 +7,14 @@
 //! stream alone, and compress's `.Z` refused; a source that begins with a skippable
 //! frame (zstd's and LZ4's shared range) is told by the frame after it; anything else passes
 //! through as it is, as `zcat -f` does. Which sources are decoded, and how
-//! each is handed on, is the input's rule ([`Sources`](crate::io::sources::Sources)); this module
+//! each is handed on, is the caller's rule (linewright's `io::sources`); this crate
 //! carries it out.
 //!
 //! Why a thread: on two cores the decoder, at a tenth of the renderer's speed or less, is most of
 //! the cost, so it runs beside the rendering and the rendering hides behind it.
 //! A small regular file ([`DECODED_HERE`]) is the exception: a thread and its hand-offs cost more
 //! than decoding it, so it is decoded whole, at its turn on the reader's thread, or ahead of it on
-//! one thread that small FILEs share ([`ahead`](crate::io::ahead)).
+//! one thread that small FILEs share (as linewright's `io::ahead` does).
 //!
 //! Why two ways to hand the bytes on: a regular file is never live, so its decoded bytes go in
 //! whole buffers over a bounded channel ([`decode_file`], read with [`DecodedFile`]), recycled,
@@ -40,8 +40,7 @@ use std::thread;
 
 use crossbeam_channel::{Receiver, bounded};
 
-use crate::error::panic_message;
-use crate::io::fd;
+use fd_facts as fd;
 
 mod bgzf;
 mod bzip2;
@@ -52,6 +51,7 @@ mod lz4;
 mod parts;
 mod pool;
 mod pump;
+mod reader;
 mod sized;
 mod source;
 mod spares;
@@ -62,6 +62,7 @@ mod zstd;
 pub use format::{Format, sniff_file};
 use handoff::{Decoded, Filling, Kept, Out, PipeOut, ToReader};
 pub use handoff::{DecodedFile, SpareBuffers};
+pub use reader::Reader;
 use source::Undecoded;
 use streams::run;
 use walk::Parts;
@@ -91,7 +92,7 @@ impl Regular {
 }
 
 /// The end of a frame that the input ended inside.
-pub(super) fn incomplete_frame() -> io::Error {
+pub(crate) fn incomplete_frame() -> io::Error {
     io::Error::new(io::ErrorKind::UnexpectedEof, "incomplete frame")
 }
 
@@ -115,7 +116,8 @@ pub const BUFFER: usize = 256 * 1024;
 pub const BUFFERS: usize = 4;
 
 /// The most decoded bytes all decoders together hold that their reader has not taken, when more
-/// than one runs (FILEs decoded ahead, [`ahead`](crate::io::ahead)); also the most kept spare.
+/// than one runs (FILEs decoded ahead, as linewright's `io::ahead` decodes them); also the most
+/// kept spare.
 pub const DECODED_HELD: usize = 32 << 20;
 
 /// How a source's decoding ended, told once its decoded bytes have ended: [`finish`](Self::finish).
@@ -199,7 +201,7 @@ pub fn decode_file(
 }
 
 /// The most compressed bytes of a regular file decoded whole (`decode_here`), on the reader's
-/// thread at its turn or on one thread ahead of it ([`ahead`](crate::io::ahead)): a thread of its
+/// thread at its turn or on one thread ahead of it (as linewright's `io::ahead` does): a thread of its
 /// own, its channels and their hand-offs cost more than decoding this much, about 2 ms of ISA-L's.
 pub const DECODED_HERE: u64 = 256 << 10;
 
@@ -208,7 +210,7 @@ pub const DECODED_HERE: u64 = 256 << 10;
 /// [`DECODED_HERE`] bytes would decode at more than 16 times its size).
 const KEPT_HERE: usize = 16;
 
-/// The most small FILEs decoded ahead ([`ahead`](crate::io::ahead)), decoded or to decode, that
+/// The most small FILEs decoded ahead (as linewright's `io::ahead` does), decoded or to decode, that
 /// their reader has not taken: each decoded whole may hold up to `KEPT_HERE` buffers (4 MiB), and
 /// together no more than [`DECODED_HELD`].
 pub const QUEUED: usize = DECODED_HELD / (KEPT_HERE * BUFFER);
@@ -318,7 +320,13 @@ fn decoded_into<O: Out>(
 /// What `decoding` returned, or its panic as a failure of the source.
 fn caught<T>(decoding: impl FnOnce() -> Result<T, Failure>) -> Result<T, Failure> {
     catch_unwind(AssertUnwindSafe(decoding)).unwrap_or_else(|panic| {
-        let reason = io::Error::other(panic_message(&*panic));
+        let said = match (panic.downcast_ref::<&str>(), panic.downcast_ref::<String>()) {
+            (Some(text), _) => text,
+            (_, Some(text)) => text.as_str(),
+            _ => "no message",
+        };
+        let reason =
+            io::Error::other(format!("the decoder panicked: {said}").replace(['\n', '\r'], " "));
         Err(Failure::Decompressing(reason))
     })
 }
@@ -335,7 +343,7 @@ mod tests {
 
     use super::source::{Sniffed, Undecoded};
     use super::*;
-    use crate::io::testing::{self, gzip};
+    use pipelines_testing::{self as testing, gzip};
 
     pub(super) fn zstd(bytes: &[u8]) -> Vec<u8> {
         ::zstd::encode_all(bytes, 3).unwrap()
@@ -480,7 +488,7 @@ mod tests {
     }
 
     /// A regular file holding `bytes`, unlinked: the crate's, under the name the wing's tests use.
-    pub(super) use crate::io::testing::file as file_of;
+    pub(super) use pipelines_testing::file as file_of;
 
     /// One zstd frame of `bytes` as `zstd::Encoder` writes it when told `how`.
     pub(super) fn frame(

@@ -154,7 +154,7 @@ impl Walk {
 mod tests {
     use super::super::tests::{bgzf_member, file_of, frame, random, skippable, text};
     use super::*;
-    use crate::io::testing::{IN_MEMORY, gzip, within_for};
+    use pipelines_testing::{IN_MEMORY, gzip, within_for};
 
     /// A file that grows while it is walked is walked to its new end, as a reader's next read
     /// would find it.

@@ -221,9 +221,9 @@ pub fn reopen_nonblocking(_: BorrowedFd<'_>, _: bool) -> io::Result<File> {
     Err(io::ErrorKind::Unsupported.into())
 }
 
-/// Whether `fd`'s description is in non-blocking mode: what the tests check is left alone.
-#[cfg(test)]
-pub(crate) fn is_nonblocking(fd: BorrowedFd<'_>) -> bool {
+/// Whether `fd`'s description is in non-blocking mode: what [`reopen_nonblocking`] sets on its own
+/// description and leaves alone on the inherited one.
+pub fn is_nonblocking(fd: BorrowedFd<'_>) -> bool {
     fcntl_getfl(fd).is_ok_and(|flags| flags.contains(OFlags::NONBLOCK))
 }
 
@@ -237,7 +237,7 @@ mod tests {
     use rustix::pipe::pipe;
 
     use super::*;
-    use crate::io::testing::{self, within};
+    use pipelines_testing::{self as testing, within};
 
     fn nonblocking(fd: &OwnedFd) {
         let flags = fcntl_getfl(fd).unwrap();

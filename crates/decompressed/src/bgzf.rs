@@ -73,7 +73,7 @@ pub(super) fn member_end(
 mod tests {
     use super::super::tests::{bgzf_member, text};
     use super::*;
-    use crate::io::testing::gzip;
+    use pipelines_testing::gzip;
 
     /// Only a member with `bgzip`'s own header, whole, that decodes to at most a piece is one
     /// for libdeflate to decode whole.

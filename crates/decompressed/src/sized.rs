@@ -60,7 +60,7 @@ impl Drop for SizedMember {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::io::testing::gzip;
+    use pipelines_testing::gzip;
 
     #[test]
     fn a_member_decodes_only_whole_into_its_size() {

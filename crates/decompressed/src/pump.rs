@@ -43,7 +43,7 @@ mod tests {
     use super::super::source::Undecoded;
     use super::super::tests::{file_of, text};
     use super::*;
-    use crate::io::testing::gzip;
+    use pipelines_testing::gzip;
 
     /// Decoded bytes gathered whole, in rooms of an odd size; the reader goes once `most` bytes
     /// have come, which the pump learns as it hands them on.

@@ -39,7 +39,7 @@ mod isal_members {
         isal_inflate_reset, isal_read_gzip_header,
     };
 
-    use crate::io::decode::spares::Spares;
+    use crate::spares::Spares;
 
     /// gzip members decoded by ISA-L's stateful inflate, which checks each member's CRC-32 and
     /// length; what it does not do is done here: going on to the next member, and telling an
@@ -341,7 +341,7 @@ mod isal_members {
         use std::io::{BufReader, Read};
 
         use super::{GzipMembers, SPARE_STATES, STATE_SIZE, STATES_KEPT, inflate_state};
-        use crate::io::testing::{IN_MEMORY, gzip, within_for};
+        use pipelines_testing::{IN_MEMORY, gzip, within_for};
 
         /// How many states are kept, and whether `state` is among them.
         fn kept(state: *const inflate_state) -> (usize, bool) {
@@ -451,7 +451,7 @@ mod tests {
     use flate2::write::GzEncoder;
 
     use super::{GzipMembers, MOST_MATCHED};
-    use crate::io::testing::{IN_MEMORY, gzip, within_for};
+    use pipelines_testing::{IN_MEMORY, gzip, within_for};
 
     /// What zlib (flate2's `MultiGzDecoder`, the reference) makes of `bytes`: its bytes, and
     /// whether it found them whole. Read a byte at a time: flate2 drops what the call that finds

@@ -20,7 +20,7 @@ use super::gzip::GzipMembers;
 use super::handoff::Out;
 use super::sized::SizedMember;
 use super::{Failure, incomplete_frame};
-use crate::io::fd::read_at;
+use fd_facts::read_at;
 
 /// How a run of members, or a frame, ended short of a fault.
 pub(super) enum RunEnded {
@@ -200,7 +200,7 @@ mod tests {
     };
     use super::super::{BUFFER, ONE};
     use super::*;
-    use crate::io::testing::within;
+    use pipelines_testing::within;
 
     /// What [`decode_frame`] makes of the frame the walk found at `frame` in a file of `bytes`:
     /// the bytes it hands on, and how it ends.

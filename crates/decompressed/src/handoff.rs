@@ -122,6 +122,24 @@ impl DecodedFile {
         taken
     }
 
+    /// The decoded bytes not read yet, waiting for the next buffer once this one is read: empty
+    /// at the end of the decoded bytes. [`consume`](Self::consume) says how many were taken.
+    pub fn unread(&mut self) -> &[u8] {
+        match self.has_unread() {
+            true => &self.buffer.held()[self.at..],
+            false => &[],
+        }
+    }
+
+    /// Takes the first `n` of the bytes [`unread`](Self::unread) gave.
+    pub fn consume(&mut self, n: usize) {
+        debug_assert!(
+            self.at + n <= self.buffer.len,
+            "more consumed than was unread"
+        );
+        self.at = (self.at + n).min(self.buffer.len);
+    }
+
     /// Whether bytes are left to read, waiting for the next buffer once this one is read: false
     /// at the end of the decoded bytes.
     fn has_unread(&mut self) -> bool {
@@ -505,7 +523,7 @@ mod tests {
         use super::super::tests::{regular_of, text};
         use super::super::{BUFFERS, DECODED_HERE, Format, ONE, decode_file};
 
-        let bytes = crate::io::testing::gzip(&text(0..20_000));
+        let bytes = pipelines_testing::gzip(&text(0..20_000));
         let spares = SpareBuffers::default();
         let freed = std::sync::Arc::downgrade(&spares.0);
         for here in [0, DECODED_HERE] {
@@ -518,8 +536,8 @@ mod tests {
             assert!(spares.0.bytes() > 0, "none kept (decoded here: {here})");
         }
         drop(spares);
-        let deadline = crate::io::testing::IN_MEMORY;
-        crate::io::testing::within_for(deadline, "the decoder's thread ending", move || {
+        let deadline = pipelines_testing::IN_MEMORY;
+        pipelines_testing::within_for(deadline, "the decoder's thread ending", move || {
             while freed.upgrade().is_some() {
                 std::thread::sleep(std::time::Duration::from_millis(1));
             }
@@ -634,7 +652,7 @@ mod tests {
             fill(&mut buffers, b'4');
             buffers.flush();
         });
-        let received = crate::io::testing::within("the decoder's buffers", move || {
+        let received = pipelines_testing::within("the decoder's buffers", move || {
             let mut received: Vec<Decoded> = full.iter().take(3).collect();
             to_decoder.send(Vec::new()).unwrap();
             received.push(full.recv().unwrap());
@@ -672,7 +690,7 @@ mod tests {
             send(SENT_TOGETHER);
             send
         });
-        let (mut decoded, behind) = crate::io::testing::within("a batch", move || {
+        let (mut decoded, behind) = pipelines_testing::within("a batch", move || {
             let behind: Vec<bool> = (0..SENT_TOGETHER)
                 .map(|_| take_whole(&mut decoded))
                 .collect();
@@ -747,8 +765,8 @@ mod tests {
         let (to_reader, _full) = bounded(4);
         let (to_decoder, empty) = bounded(4);
         let mut buffers = ToReader::new(to_reader, empty, 2, SpareBuffers::default());
-        let given = crate::io::testing::within_for(
-            crate::io::testing::IN_MEMORY,
+        let given = pipelines_testing::within_for(
+            pipelines_testing::IN_MEMORY,
             "buffers made or handed back",
             move || {
                 let made = [buffers.empty(), buffers.empty()];

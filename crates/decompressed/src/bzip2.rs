@@ -761,7 +761,7 @@ mod tests {
 
     use super::super::source::Undecoded;
     use super::*;
-    use crate::io::testing;
+    use pipelines_testing as testing;
 
     /// Where the tests' decoders put what they decode: all of it, in small rooms, so that a
     /// block is handed on over many.

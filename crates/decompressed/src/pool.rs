@@ -312,7 +312,7 @@ mod tests {
     };
     use super::super::{BUFFERS, decode_file};
     use super::*;
-    use crate::io::testing;
+    use pipelines_testing as testing;
 
     /// What [`hand_on`] makes of the first of `frames` handed on by a decoder (none where
     /// `first_handed_on` is false), then the decoders gone without a word, in a file of `frames`:

@@ -6,7 +6,7 @@ use std::io::{self, Chain, Cursor, Read};
 use std::sync::Arc;
 
 use super::{BUFFER, Failure};
-use crate::io::fd;
+use fd_facts as fd;
 
 /// The source as the decoder reads it: signals and an inherited non-blocking mode waited out, and
 /// a failed read kept, so that it is told as the source's failure rather than the decoder's.

@@ -1,0 +1,133 @@
+//! The crate in one call: a file or a stream's decoded bytes as any reader reads them, its
+//! failure told after the bytes decoded before it.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read, Seek};
+use std::num::NonZeroUsize;
+use std::path::Path;
+
+use crate::format::sniff_file;
+use crate::handoff::{DecodedFile, SpareBuffers};
+use crate::{BUFFER, BUFFERS, DECODED_HERE, Decoding, Failure, Regular, decode, decode_file};
+
+/// The decoded bytes of a file or stream, whatever it holds: gzip members, zstd frames, xz
+/// streams, an `.lzma` stream, bzip2 streams, LZ4 frames, each told by its first bytes and decoded
+/// to the source's end; anything else passes through as it is (`zcat -f`), and compress's `.Z`
+/// is refused. A regular file is decoded on up to `threads` threads where its layout allows
+/// (zstd frames, BGZF members, xz blocks, bzip2 blocks), its bytes handed over in memory; a
+/// stream (a pipe, a terminal, a socket) on a thread of its own, through a pipe, as they come.
+///
+/// Once the decoded bytes end, a read tells how decoding ended: `Ok(0)` where the source was
+/// whole, else the error, after every byte decoded before the fault. A source cut short is never
+/// read as its end.
+///
+/// ```
+/// use std::io::{Read, Write};
+///
+/// let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+/// gzip.write_all(b"one\ntwo\n")?;
+/// let path = std::env::temp_dir().join(format!("decompressed-doc-{}.gz", std::process::id()));
+/// std::fs::write(&path, gzip.finish()?)?;
+///
+/// let mut text = String::new();
+/// decompressed::Reader::open(&path)?.read_to_string(&mut text)?;
+/// assert_eq!(text, "one\ntwo\n");
+/// # std::fs::remove_file(&path)?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct Reader {
+    bytes: Bytes,
+    /// How decoding ends, taken once the bytes have ended.
+    decoding: Option<Decoding>,
+}
+
+/// Where the decoded bytes come from.
+#[derive(Debug)]
+enum Bytes {
+    /// A regular file's, handed over in memory.
+    InMemory(DecodedFile),
+    /// A stream's, through the decoder's pipe.
+    Piped(BufReader<File>),
+}
+
+impl Reader {
+    /// The file at `path` decoded, on as many threads as the machine has cores.
+    pub fn open(path: impl AsRef<Path>) -> io::Result<Reader> {
+        let threads = std::thread::available_parallelism().unwrap_or(NonZeroUsize::MIN);
+        Reader::new(File::open(path)?, threads)
+    }
+
+    /// `file` decoded from where its offset is, on up to `threads` threads. The reader owns
+    /// `file`; a stream's descriptor is read, never changed (no flag is set on it).
+    pub fn new(mut file: File, threads: NonZeroUsize) -> io::Result<Reader> {
+        let metadata = file.metadata()?;
+        let (bytes, decoding) = match metadata.is_file() {
+            true => {
+                let offset = file.stream_position()?;
+                let source = Regular::at(file, offset, metadata.len());
+                let format = sniff_file(&source)?;
+                let spares = SpareBuffers::default();
+                let (decoded, decoding) =
+                    decode_file(source, format, BUFFERS, threads, DECODED_HERE, &spares)?;
+                (Bytes::InMemory(decoded), decoding)
+            }
+            false => {
+                let (pipe, decoding) = decode(file, threads)?;
+                (
+                    Bytes::Piped(BufReader::with_capacity(BUFFER, pipe)),
+                    decoding,
+                )
+            }
+        };
+        Ok(Reader {
+            bytes,
+            decoding: Some(decoding),
+        })
+    }
+
+    /// At the end of the decoded bytes: how decoding ended, told once (later reads find the end).
+    fn ended(&mut self) -> io::Result<()> {
+        match self.decoding.take().map(Decoding::finish) {
+            None | Some(Ok(())) => Ok(()),
+            Some(Err(Failure::Reading(error))) => Err(error),
+            Some(Err(Failure::Decompressing(error))) => Err(io::Error::new(
+                error.kind(),
+                format!("decompressing: {error}"),
+            )),
+        }
+    }
+}
+
+impl Read for Reader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let unread = self.fill_buf()?;
+        let n = unread.len().min(buf.len());
+        buf[..n].copy_from_slice(&unread[..n]);
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl BufRead for Reader {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        let at_end = match &mut self.bytes {
+            Bytes::InMemory(decoded) => decoded.unread().is_empty(),
+            Bytes::Piped(pipe) => pipe.fill_buf()?.is_empty(),
+        };
+        if at_end {
+            self.ended()?;
+        }
+        Ok(match &mut self.bytes {
+            Bytes::InMemory(decoded) => decoded.unread(),
+            Bytes::Piped(pipe) => pipe.buffer(),
+        })
+    }
+
+    fn consume(&mut self, n: usize) {
+        match &mut self.bytes {
+            Bytes::InMemory(decoded) => decoded.consume(n),
+            Bytes::Piped(pipe) => pipe.consume(n),
+        }
+    }
+}

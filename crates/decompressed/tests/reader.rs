@@ -1,0 +1,165 @@
+//! `Reader`, the crate's face (docs/CONTRACT.md §12.7), against the formats' own encoders: every
+//! format from a regular file and from a pipe decodes to what was encoded, two members or streams
+//! in a row; a source cut short or followed by garbage gives the bytes before the fault, then an
+//! error, never the end.
+
+use std::fs::File;
+use std::io::{self, BufRead, Read, Write};
+use std::num::NonZeroUsize;
+
+use decompressed::Reader;
+use proptest::prelude::*;
+
+/// Text of `lines` numbered lines, the shape of a log.
+fn text(lines: usize) -> Vec<u8> {
+    (0..lines)
+        .flat_map(|n| format!("{n} GET /index.html 200 {}\n", n * 7 % 1000).into_bytes())
+        .collect()
+}
+
+/// `bytes` encoded in `format`, as its own crate writes it.
+fn encoded(format: &str, bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    match format {
+        "gzip" => {
+            let mut gzip = flate2::write::GzEncoder::new(out, flate2::Compression::new(6));
+            gzip.write_all(bytes).unwrap();
+            out = gzip.finish().unwrap();
+        }
+        "zstd" => out = zstd::encode_all(bytes, 3).unwrap(),
+        "xz" => {
+            let mut xz = liblzma::write::XzEncoder::new(out, 6);
+            xz.write_all(bytes).unwrap();
+            out = xz.finish().unwrap();
+        }
+        "bzip2" => {
+            let mut bzip2 = bzip2::write::BzEncoder::new(out, bzip2::Compression::new(9));
+            bzip2.write_all(bytes).unwrap();
+            out = bzip2.finish().unwrap();
+        }
+        "lz4" => {
+            let mut lz4 = lz4_flex::frame::FrameEncoder::new(out);
+            lz4.write_all(bytes).unwrap();
+            out = lz4.finish().unwrap();
+        }
+        _ => out.extend_from_slice(bytes),
+    }
+    out
+}
+
+const FORMATS: [&str; 6] = ["gzip", "zstd", "xz", "bzip2", "lz4", "plain"];
+
+/// Two members (frames, streams) in a row, of two halves of `text`.
+fn two_in_a_row(format: &str, text: &[u8]) -> Vec<u8> {
+    let (first, second) = text.split_at(text.len() / 2);
+    [encoded(format, first), encoded(format, second)].concat()
+}
+
+/// A regular file holding `bytes`, its name already gone.
+fn regular(bytes: &[u8]) -> File {
+    let path = pipelines_testing::path("reader");
+    std::fs::write(&path, bytes).unwrap();
+    let file = File::open(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    file
+}
+
+/// The read end of a pipe that a thread of its own writes `bytes` into.
+fn piped(bytes: Vec<u8>) -> File {
+    let (reader, mut writer) = io::pipe().unwrap();
+    std::thread::spawn(move || {
+        let _ = writer.write_all(&bytes);
+    });
+    File::from(std::os::fd::OwnedFd::from(reader))
+}
+
+/// What a [`Reader`] of `file` on `threads` reads: the bytes, and how reading ended.
+fn read(file: File, threads: usize) -> (Vec<u8>, io::Result<usize>) {
+    let threads = NonZeroUsize::new(threads).unwrap();
+    let mut reader = Reader::new(file, threads).unwrap();
+    let mut bytes = Vec::new();
+    let ended = reader.read_to_end(&mut bytes);
+    (bytes, ended)
+}
+
+/// Every source read, whatever `read` does with it, on one thread and on two.
+fn both_ways(bytes: &[u8], check: impl Fn(&str, Vec<u8>, io::Result<usize>)) {
+    for threads in [1, 2] {
+        let (from_file, ended) = read(regular(bytes), threads);
+        check("a regular file", from_file, ended);
+        let (from_pipe, ended) = pipelines_testing::within("a pipe's decoding", {
+            let bytes = bytes.to_vec();
+            move || read(piped(bytes), threads)
+        });
+        check("a pipe", from_pipe, ended);
+    }
+}
+
+#[test]
+fn every_format_decodes_from_a_file_and_from_a_pipe() {
+    let text = text(20_000);
+    for format in FORMATS {
+        both_ways(&two_in_a_row(format, &text), |from, decoded, ended| {
+            assert!(ended.is_ok(), "{format} from {from}: {ended:?}");
+            assert!(decoded == text, "{format} from {from}: other bytes");
+        });
+    }
+}
+
+#[test]
+fn a_source_cut_short_is_an_error_after_the_bytes_before_the_cut() {
+    let text = text(5_000);
+    for format in FORMATS.iter().filter(|&&format| format != "plain") {
+        let mut bytes = two_in_a_row(format, &text);
+        bytes.truncate(bytes.len() - 5);
+        both_ways(&bytes, |from, decoded, ended| {
+            assert!(
+                ended.is_err(),
+                "{format} cut short, from {from}: read as whole"
+            );
+            assert!(
+                text.starts_with(&decoded),
+                "{format} from {from}: not a prefix"
+            );
+        });
+    }
+}
+
+#[test]
+fn garbage_after_the_last_member_is_an_error_after_every_decoded_byte() {
+    let text = text(5_000);
+    for format in FORMATS.iter().filter(|&&format| format != "plain") {
+        let bytes = [two_in_a_row(format, &text), b"garbage\n".to_vec()].concat();
+        both_ways(&bytes, |from, decoded, ended| {
+            assert!(
+                ended.is_err(),
+                "{format} with garbage, from {from}: read as whole"
+            );
+            assert!(decoded == text, "{format} from {from}: not every byte");
+        });
+    }
+}
+
+#[test]
+fn the_end_is_told_once_and_then_stays_the_end() {
+    let mut bytes = encoded("gzip", &text(100));
+    bytes.truncate(bytes.len() - 3);
+    let mut reader = Reader::new(regular(&bytes), NonZeroUsize::MIN).unwrap();
+    assert!(reader.read_to_end(&mut Vec::new()).is_err());
+    assert!(reader.fill_buf().unwrap().is_empty());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Cut anywhere, a gzip file gives a prefix of its text, and success only where it is whole.
+    #[test]
+    fn a_gzip_file_cut_anywhere_is_whole_or_an_error(lines in 1..3_000usize, cut in 0.0..1.0f64) {
+        let text = text(lines);
+        let whole = encoded("gzip", &text);
+        let at = (whole.len() as f64 * cut) as usize;
+        let (decoded, ended) = read(regular(&whole[..at.max(4)]), 2); // gzip by its magic
+        prop_assert!(text.starts_with(&decoded));
+        prop_assert!(ended.is_err() || decoded == text);
+    }
+}

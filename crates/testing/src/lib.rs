@@ -1,0 +1,127 @@
+//! What the workspace's unit tests share: paths no other test uses, files and pipes to read,
+//! gzip input, and deadlines on what may wait, so that a regression fails a test instead of
+//! hanging the run. A dev-dependency only; never published.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, PipeReader, PipeWriter, Write};
+use std::os::fd::AsRawFd;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{OnceLock, mpsc};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// How long a test waits for what should come at once before it fails: long beside any
+/// wait a test expects, even on a loaded machine.
+pub const DEADLINE: Duration = Duration::from_secs(60);
+
+/// The deadline of decoding a few kilobytes in memory, where a decoder that loops for ever
+/// should fail its test in seconds.
+pub const IN_MEMORY: Duration = Duration::from_secs(10);
+
+/// A path no other test of any run uses: the process's id, when its first path was made,
+/// and a count in it. The id alone is not enough: a test that fails leaves its files behind,
+/// and a later run given the same id (hundreds of mutant runs recycle them) met them.
+pub fn path(what: &str) -> PathBuf {
+    static STARTED: OnceLock<u128> = OnceLock::new();
+    static MADE: AtomicU64 = AtomicU64::new(0);
+    let started = STARTED.get_or_init(|| {
+        let since = SystemTime::now().duration_since(UNIX_EPOCH);
+        since.unwrap_or_default().as_nanos()
+    });
+    let n = MADE.fetch_add(1, Ordering::Relaxed);
+    let id = std::process::id();
+    std::env::temp_dir().join(format!("pipelines-{what}-{id}-{started}-{n}"))
+}
+
+/// A pipe's read end named as a FILE, as a shell's process substitution names it, and its
+/// two ends.
+pub fn pipe_as_file() -> (PathBuf, PipeReader, PipeWriter) {
+    let (reader, writer) = std::io::pipe().unwrap();
+    let path = PathBuf::from(format!("/dev/fd/{}", reader.as_raw_fd()));
+    (path, reader, writer)
+}
+
+/// FILEs in a folder of their own (the third): `one\ntw`, one missing, the folder itself,
+/// `o\n`. Read past the two that fail, they are `one\ntwo\n`.
+pub fn files_and_failures(what: &str) -> [PathBuf; 4] {
+    let dir = path(what);
+    fs::create_dir_all(&dir).unwrap();
+    let (first, second) = (dir.join("first"), dir.join("second"));
+    fs::write(&first, b"one\ntw").unwrap();
+    fs::write(&second, b"o\n").unwrap();
+    [first, dir.join("missing"), dir, second]
+}
+
+/// One gzip member of `bytes`, as `gzip -6` writes it.
+pub fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(6));
+    encoder.write_all(bytes).unwrap();
+    encoder.finish().unwrap()
+}
+
+/// A file holding `bytes`, open for reading and writing, its name already gone.
+pub fn file(bytes: &[u8]) -> File {
+    let path = path("file");
+    fs::write(&path, bytes).unwrap();
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&path)
+        .unwrap();
+    fs::remove_file(&path).unwrap();
+    file
+}
+
+/// What `body` returns, run on a thread of its own; if it takes past [`DEADLINE`], ends the
+/// test process, naming `what`. A panic in `body` fails the test as its own.
+pub fn within<T: Send + 'static>(what: &str, body: impl FnOnce() -> T + Send + 'static) -> T {
+    within_for(DEADLINE, what, body)
+}
+
+/// [`within`] a `deadline` of the caller's ([`IN_MEMORY`] for work in memory). Past it, the
+/// process ends with a failure, where a panic would fail the test alone: the thread that
+/// overran cannot be stopped, and left spinning beside the tests after it (and a property
+/// test's shrinking, which meets the deadline again for each case it tries) it made a hang
+/// of a run rather than a failure.
+pub fn within_for<T: Send + 'static>(
+    deadline: Duration,
+    what: &str,
+    body: impl FnOnce() -> T + Send + 'static,
+) -> T {
+    let (done, result) = mpsc::channel();
+    let running = std::thread::spawn(move || done.send(body()));
+    match result.recv_timeout(deadline) {
+        Ok(result) => result,
+        Err(mpsc::RecvTimeoutError::Timeout) => {
+            // Straight to the descriptor: the test's captured output dies with the process.
+            let _ = writeln!(io::stderr(), "{what}: no end within {deadline:?}");
+            std::process::exit(101)
+        }
+        Err(mpsc::RecvTimeoutError::Disconnected) => match running.join() {
+            Err(panic) => std::panic::resume_unwind(panic),
+            Ok(_) => unreachable!("the result was sent"),
+        },
+    }
+}
+
+/// The calling thread's id in the kernel, for [`until_polling`].
+pub fn thread_id() -> u32 {
+    let link = fs::read_link("/proc/thread-self").unwrap();
+    let id = link.file_name().unwrap().to_str().unwrap();
+    id.parse().unwrap()
+}
+
+/// Returns once thread `id` of this process sleeps in `poll`: the event a test that must act
+/// while a read waits waits for, rather than sleeping a while and hoping the read got there.
+pub fn until_polling(id: u32) {
+    let asleep_in = format!("/proc/self/task/{id}/wchan");
+    let start = Instant::now();
+    while !fs::read_to_string(&asleep_in).is_ok_and(|wchan| wchan.contains("poll")) {
+        assert!(
+            start.elapsed() < DEADLINE,
+            "thread {id} never waited in poll"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
