@@ -1,14 +1,40 @@
-//! `-z`: a compressed source decoded on a thread of its own, its bytes handed to the drivers in
+//! # decompressed
+//!
+//! The decoded bytes of any compressed file or pipe: gzip members, zstd frames, xz streams, an
+//! `.lzma` stream, bzip2 streams and LZ4 frames (and legacy frames), each told by its first
+//! bytes (past zstd's and LZ4's skippable frames) and decoded one after another to the source's
+//! end; anything else passes through as it is, as `zcat -f` does, and compress's `.Z` is
+//! refused. A regular file's frames, members and blocks are decoded on several threads where its
+//! layout allows (zstd frames, BGZF members, xz blocks, bzip2 blocks), in order. A fault gives
+//! every byte decoded before it, then an error; a source cut short is never read as its end.
+//!
+//! ```no_run
+//! use std::io::BufRead;
+//!
+//! for line in decompressed::Reader::open("access.log.gz")?.lines() {
+//!     println!("{}", line?);
+//! }
+//! # Ok::<(), std::io::Error>(())
+//! ```
+//!
+//! The crate's face is [`Reader`] (`Read` and `BufRead`; `examples/zcat.rs` is `zcat -f` on it).
+//! Below it, for a caller that runs many decodings and takes their buffers uncopied, as
+//! linewright's `-z` does: [`decode`] (a stream, through a pipe), [`decode_file`] (a regular
+//! file, its buffers handed over in memory: [`DecodedFile`]), [`sniff_file`] and [`Format`],
+//! [`Regular`], [`Decoding`] and [`Failure`] (how decoding ended), [`SpareBuffers`] (the
+//! caller's pool of buffers, freed when dropped), [`gzip::GzipMembers`] (ISA-L's gzip reader
+//! alone) and five sizes ([`BUFFER`], [`BUFFERS`], [`DECODED_HELD`], [`DECODED_HERE`],
+//! [`QUEUED`]): 8 types, 3 functions, 5 constants, 1 module. It changes no thread it did not
+//! start and no descriptor it did not open (docs/CONTRACT.md §12.6, §12.7).
+//!
+//! ## How
+//!
+//! A compressed source is decoded on a thread of its own, its bytes handed to the reader in
 //! memory (a regular file) or through a pipe (a stream).
 //!
-//! A source is told by its first bytes (a regular file's by [`sniff_file`], a stream's by the
-//! decoder as it reads them): gzip members, zstd frames, xz streams, bzip2 streams, LZ4 frames
-//! (and legacy frames) are each decoded one after another to the source's end, an `.lzma`
-//! stream alone, and compress's `.Z` refused; a source that begins with a skippable
-//! frame (zstd's and LZ4's shared range) is told by the frame after it; anything else passes
-//! through as it is, as `zcat -f` does. Which sources are decoded, and how
-//! each is handed on, is the caller's rule (linewright's `io::sources`); this crate
-//! carries it out.
+//! A regular file's format is sniffed before it is decoded ([`sniff_file`]), a stream's by the
+//! decoder as it reads it. Which sources are decoded, and how each is handed on, is the caller's
+//! rule (linewright's `io::sources`); this crate carries it out.
 //!
 //! Why a thread: on two cores the decoder, at a tenth of the renderer's speed or less, is most of
 //! the cost, so it runs beside the rendering and the rendering hides behind it.
