@@ -39,7 +39,7 @@ mod isal_members {
         isal_inflate_reset, isal_read_gzip_header,
     };
 
-    use crate::spares::Spares;
+    use crate::spares::{KeptState, SpareBuffers};
 
     /// gzip members decoded by ISA-L's stateful inflate, which checks each member's CRC-32 and
     /// length; what it does not do is done here: going on to the next member, and telling an
@@ -56,9 +56,10 @@ mod isal_members {
     /// for ever at an input that ends inside a member.
     pub struct GzipMembers<R> {
         input: R,
-        /// ISA-L's state, 66 KB of it its window and buffers: boxed, and kept for the next
-        /// decoder when this one ends ([`SPARE_STATES`]).
+        /// ISA-L's state, 66 KB of it its window and buffers: boxed, taken from the caller's
+        /// `spares` where it has one and kept there for the next decoder when this one ends.
         state: ManuallyDrop<Box<inflate_state>>,
+        spares: Option<SpareBuffers>,
         /// The member's header as far as it has been read: its flags and lengths.
         header: isal_gzip_header,
         /// Stop after the first member.
@@ -81,20 +82,21 @@ mod isal_members {
     unsafe impl<R: Send> Send for GzipMembers<R> {}
 
     impl<R: BufRead> GzipMembers<R> {
-        /// Decodes every member to the input's end.
-        pub fn all(input: R) -> Self {
-            Self::new(input, false)
+        /// Decodes every member to the input's end, its state from `spares` where given.
+        pub fn all(input: R, spares: Option<&SpareBuffers>) -> Self {
+            Self::new(input, false, spares)
         }
 
         /// Decodes the member the input begins with, and leaves the input at its end.
-        pub fn one(input: R) -> Self {
-            Self::new(input, true)
+        pub fn one(input: R, spares: Option<&SpareBuffers>) -> Self {
+            Self::new(input, true, spares)
         }
 
-        fn new(input: R, one: bool) -> Self {
+        fn new(input: R, one: bool, spares: Option<&SpareBuffers>) -> Self {
             GzipMembers {
                 input,
-                state: ManuallyDrop::new(state()),
+                state: ManuallyDrop::new(state(spares)),
+                spares: spares.cloned(),
                 header: new_header(),
                 one,
                 fault: None,
@@ -143,19 +145,11 @@ mod isal_members {
         fn drop(&mut self) {
             // SAFETY: the state is taken once, here, and never used again.
             let state = unsafe { ManuallyDrop::take(&mut self.state) };
-            SPARE_STATES.keep(KeptState(state), STATE_SIZE);
+            if let Some(spares) = &self.spares {
+                spares.keep_state(KeptState(state));
+            }
         }
     }
-
-    /// ISA-L states of decoders that have ended, kept for the next: at most [`STATES_KEPT`],
-    /// more than the decoders that run at once on the machines here.
-    static SPARE_STATES: Spares<KeptState> = Spares::new(STATES_KEPT * STATE_SIZE);
-
-    /// The most states kept.
-    const STATES_KEPT: usize = 8;
-
-    /// The bytes a state holds.
-    const STATE_SIZE: usize = size_of::<inflate_state>();
 
     /// ISA-L's state pointing into one call's input and output: the pointers are cleared when
     /// this drops, on every way out of the call, so that no state is left, or kept spare,
@@ -196,16 +190,10 @@ mod isal_members {
     /// bytes are.
     const RESERVED_FLAGS: u32 = 0xe0;
 
-    /// A state kept between decoders.
-    struct KeptState(Box<inflate_state>);
-
-    // SAFETY: a kept state's pointers point at nothing: each call's are cleared when it returns.
-    unsafe impl Send for KeptState {}
-
-    /// A state ready for a first member: one kept, or one made, zeroed, then set up as ISA-L sets
-    /// one up (`isal_inflate_init`).
-    fn state() -> Box<inflate_state> {
-        let kept = SPARE_STATES.take().map(|kept| kept.0);
+    /// A state ready for a first member: one kept among `spares`, or one made, zeroed, then set
+    /// up as ISA-L sets one up (`isal_inflate_init`).
+    fn state(spares: Option<&SpareBuffers>) -> Box<inflate_state> {
+        let kept = spares.and_then(SpareBuffers::take_state).map(|kept| kept.0);
         // SAFETY: `inflate_state` is a C struct of integers, arrays of them and raw pointers,
         // every one of them valid at zero.
         let mut state = kept.unwrap_or_else(|| unsafe { Box::new_zeroed().assume_init() });
@@ -340,33 +328,36 @@ mod isal_members {
     mod tests {
         use std::io::{BufReader, Read};
 
-        use super::{GzipMembers, SPARE_STATES, STATE_SIZE, STATES_KEPT, inflate_state};
+        use super::{GzipMembers, SpareBuffers, inflate_state};
+        use crate::spares::{STATE_SIZE, STATES_KEPT};
         use pipelines_testing::{IN_MEMORY, gzip, within_for};
 
-        /// How many states are kept, and whether `state` is among them.
-        fn kept(state: *const inflate_state) -> (usize, bool) {
-            let among = SPARE_STATES.any(|kept| std::ptr::eq(&*kept.0, state));
-            (SPARE_STATES.bytes() / STATE_SIZE, among)
+        /// How many states `spares` keeps, and whether `state` is among them.
+        fn kept(spares: &SpareBuffers, state: *const inflate_state) -> (usize, bool) {
+            let among = spares.states().any(|kept| std::ptr::eq(&*kept.0, state));
+            (spares.states().bytes() / STATE_SIZE, among)
         }
 
-        /// A decoder's state is kept for the next when it ends, and at most [`STATES_KEPT`] are
-        /// kept. Other tests take and keep states meanwhile: a state dropped is looked for in
-        /// three tries, and many dropped at once must leave no more than the most.
+        /// A decoder's state is kept among the caller's spares for the next when it ends, and
+        /// taken from there by the next, at most [`STATES_KEPT`] kept; a decoder given no
+        /// spares keeps nothing, anywhere (no pool outlives the caller's).
         #[test]
         fn an_ended_decoders_state_is_kept_for_the_next() {
-            let found = (0..3).any(|_| {
-                let members = GzipMembers::all(&b""[..]);
-                let state: *const inflate_state = &**members.state;
-                drop(members);
-                kept(state).1
-            });
-            assert!(found, "not kept");
+            let spares = SpareBuffers::default();
+            let members = GzipMembers::all(&b""[..], Some(&spares));
+            let state: *const inflate_state = &**members.state;
+            drop(members);
+            assert_eq!(kept(&spares, state), (1, true));
+            let next = GzipMembers::all(&b""[..], Some(&spares));
+            assert!(std::ptr::eq(&**next.state, state), "not taken");
+            assert_eq!(kept(&spares, state), (0, false));
+            drop(GzipMembers::all(&b""[..], None));
+            assert_eq!(kept(&spares, state), (0, false));
             let many: Vec<_> = (0..STATES_KEPT + 2)
-                .map(|_| GzipMembers::all(&b""[..]))
+                .map(|_| GzipMembers::all(&b""[..], Some(&spares)))
                 .collect();
             drop(many);
-            let (count, _) = kept(std::ptr::null());
-            assert!(count <= STATES_KEPT, "{count} kept");
+            assert_eq!(kept(&spares, std::ptr::null()).0, STATES_KEPT);
         }
 
         /// The state's pointers into a call's input and output point at nothing once `read`
@@ -380,7 +371,8 @@ mod isal_members {
             let cut = good[..good.len() - 3].to_vec();
             for bytes in [good, bad, cut] {
                 within_for(IN_MEMORY, "reading", move || {
-                    let mut members = GzipMembers::all(BufReader::with_capacity(7, &bytes[..]));
+                    let mut members =
+                        GzipMembers::all(BufReader::with_capacity(7, &bytes[..]), None);
                     let mut buf = [0; 3];
                     loop {
                         let read = members.read(&mut buf);
@@ -414,13 +406,14 @@ mod flate2_members {
     }
 
     impl<R: BufRead> GzipMembers<R> {
-        /// Decodes every member to the input's end.
-        pub fn all(input: R) -> Self {
+        /// Decodes every member to the input's end (zlib-rs keeps no state worth a pool: its
+        /// window is made as it is needed).
+        pub fn all(input: R, _: Option<&SpareBuffers>) -> Self {
             GzipMembers::All(MultiGzDecoder::new(input))
         }
 
         /// Decodes the member the input begins with, and leaves the input at its end.
-        pub fn one(input: R) -> Self {
+        pub fn one(input: R, _: Option<&SpareBuffers>) -> Self {
             GzipMembers::One(GzDecoder::new(input))
         }
 
@@ -475,7 +468,8 @@ mod tests {
         let bytes = bytes.to_vec();
         within_for(IN_MEMORY, "decoding", move || {
             let most_decoded = 1032 * bytes.len() + (1 << 16);
-            let mut members = GzipMembers::all(BufReader::with_capacity(capacity, &bytes[..]));
+            let mut members =
+                GzipMembers::all(BufReader::with_capacity(capacity, &bytes[..]), None);
             let (mut out, mut buf) = (Vec::new(), vec![0; most]);
             loop {
                 match members.read(&mut buf) {
@@ -595,7 +589,9 @@ mod tests {
             let (out, rest) = within_for(IN_MEMORY, "decoding one member", move || {
                 let mut input = BufReader::with_capacity(capacity, &all[..]);
                 let mut out = Vec::new();
-                GzipMembers::one(&mut input).read_to_end(&mut out).unwrap();
+                GzipMembers::one(&mut input, None)
+                    .read_to_end(&mut out)
+                    .unwrap();
                 let mut rest = Vec::new();
                 input.read_to_end(&mut rest).unwrap();
                 (out, rest)

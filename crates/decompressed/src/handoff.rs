@@ -5,59 +5,16 @@
 
 use std::fs::File;
 use std::io::Write;
-use std::sync::Arc;
 
 use crossbeam_channel::{Receiver, Sender};
 use memchr::memrchr;
 
-use super::spares::Spares;
-use super::{BUFFER, DECODED_HELD};
-
-/// Buffers whose decoding has ended, kept for the next decoding of the caller's run instead of
-/// freed, room for at most [`DECODED_HELD`] bytes among them, counted by capacity: counting
-/// buffers alone let the spares hold twice that, as a buffer handed back may have grown to twice
-/// a [`BUFFER`]. A buffer made afresh costs a page fault for each of its pages: with eight FILEs
-/// decoded ahead on two cores, each decoder ahead making its share of buffers anew took
-/// 0.06-0.08 s of system time beside 0.18 s of decoding (27,000 page faults against 2,600), more
-/// than decoding ahead gained.
-///
-/// The caller's own: made for a run of decodings and given to each
-/// ([`decode_file`](super::decode_file)), its buffers freed once it and every decoding given it
-/// have been dropped.
-#[derive(Clone)]
-pub struct SpareBuffers(Arc<Spares<Vec<u8>>>);
-
-/// Not the buffers' bytes: a megabyte of them in a debug print says nothing.
-impl std::fmt::Debug for SpareBuffers {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SpareBuffers").finish_non_exhaustive()
-    }
-}
-
-impl Default for SpareBuffers {
-    fn default() -> Self {
-        SpareBuffers(Arc::new(Spares::new(DECODED_HELD)))
-    }
-}
-
-impl SpareBuffers {
-    /// Keeps `buffer` for the next decoding, if it is one of ours and room is left.
-    pub(super) fn keep(&self, buffer: Vec<u8>) {
-        let size = buffer.capacity();
-        if size >= BUFFER {
-            self.0.keep(buffer, size);
-        }
-    }
-
-    /// A buffer kept, or a new one, empty.
-    fn take(&self) -> Vec<u8> {
-        self.0.take().unwrap_or_default()
-    }
-}
+use super::BUFFER;
+use super::spares::SpareBuffers;
 
 /// The most a buffer handed to a decoder holds room for: a [`BUFFER`] and what a chunk reading
 /// one grows by.
-const MOST_KEPT: usize = 2 * BUFFER;
+pub(super) const MOST_KEPT: usize = 2 * BUFFER;
 
 /// Decoded bytes: the first `len` of `bytes`. A buffer stays as long as it was made (a
 /// [`BUFFER`]) however few bytes it holds, so that it is not zeroed again when used again: a
@@ -231,6 +188,12 @@ pub(super) trait Out: Send + 'static {
 
     /// Hands on what is held, at the end.
     fn flush(&mut self);
+
+    /// The caller's pool that a decoder may take its state from and keep it in when it ends:
+    /// none unless the bytes go to a reader of the caller's run.
+    fn spares(&self) -> Option<&SpareBuffers> {
+        None
+    }
 }
 
 /// A stream's decoded bytes, written to the pipe as each buffer comes, for live input.
@@ -359,6 +322,10 @@ impl<B: Buffers> Out for Filling<B> {
         }
         self.buffers.flush();
     }
+
+    fn spares(&self) -> Option<&SpareBuffers> {
+        Some(self.buffers.spares())
+    }
 }
 
 impl<B: Buffers> Drop for Filling<B> {
@@ -428,7 +395,7 @@ impl Buffers for ToReader {
             Ok(buffer) => Some(buffer),
             Err(_) if self.made < self.most => {
                 self.made += 1;
-                Some(self.spares.take())
+                Some(self.spares.take_buffer())
             }
             // The reader may be waiting for those held to hand any back.
             Err(_) => self.send_unsent().then(|| self.empty.recv().ok())?,
@@ -483,7 +450,7 @@ impl Kept {
 impl Buffers for Kept {
     fn empty(&mut self) -> Option<Vec<u8>> {
         self.overflowed = self.buffers.len() == self.most;
-        (!self.overflowed).then(|| self.spares.take())
+        (!self.overflowed).then(|| self.spares.take_buffer())
     }
 
     fn full(&mut self, decoded: Decoded) -> bool {
@@ -501,48 +468,6 @@ mod tests {
     use crossbeam_channel::bounded;
 
     use super::*;
-
-    /// DECOMPRESS.md (spare buffers): the spares have room for at most [`DECODED_HELD`] bytes,
-    /// whatever their buffers' sizes: counted, buffers grown to [`MOST_KEPT`] held twice that.
-    #[test]
-    fn the_spares_hold_at_most_decoded_held() {
-        let (spares, size) = (SpareBuffers::default(), MOST_KEPT - 1);
-        for _ in 0..2 * DECODED_HELD / BUFFER {
-            spares.keep(Vec::with_capacity(size));
-        }
-        let kept = std::iter::from_fn(|| spares.0.take()).count();
-        assert!(kept > 0, "none kept");
-        assert!(kept * size <= DECODED_HELD, "{kept} kept");
-    }
-
-    /// The spare buffers are the caller's run's: a FILE decoded on a thread and one decoded on
-    /// the caller's leave theirs there for the next, and all are freed once the caller drops its
-    /// handle and every decoding given it has ended; none outlives the run.
-    #[test]
-    fn spare_buffers_are_kept_for_the_run_and_freed_with_it() {
-        use super::super::tests::{regular_of, text};
-        use super::super::{BUFFERS, DECODED_HERE, Format, ONE, decode_file};
-
-        let bytes = pipelines_testing::gzip(&text(0..20_000));
-        let spares = SpareBuffers::default();
-        let freed = std::sync::Arc::downgrade(&spares.0);
-        for here in [0, DECODED_HERE] {
-            let source = regular_of(&bytes);
-            let (mut decoded, decoding) =
-                decode_file(source, Format::Gzip, BUFFERS, ONE, here, &spares).unwrap();
-            while decoded.read(&mut [0; 65_536]) > 0 {}
-            decoding.finish().unwrap();
-            drop(decoded);
-            assert!(spares.0.bytes() > 0, "none kept (decoded here: {here})");
-        }
-        drop(spares);
-        let deadline = pipelines_testing::IN_MEMORY;
-        pipelines_testing::within_for(deadline, "the decoder's thread ending", move || {
-            while freed.upgrade().is_some() {
-                std::thread::sleep(std::time::Duration::from_millis(1));
-            }
-        });
-    }
 
     /// `bytes` as a decoder's buffer holding them all.
     fn buffer_of(bytes: &[u8]) -> Decoded {

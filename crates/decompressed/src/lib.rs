@@ -86,10 +86,11 @@ mod walk;
 mod zstd;
 
 pub use format::{Format, sniff_file};
+pub use handoff::DecodedFile;
 use handoff::{Decoded, Filling, Kept, Out, PipeOut, ToReader};
-pub use handoff::{DecodedFile, SpareBuffers};
 pub use reader::Reader;
 use source::Undecoded;
+pub use spares::SpareBuffers;
 use streams::run;
 use walk::Parts;
 

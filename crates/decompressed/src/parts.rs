@@ -143,7 +143,7 @@ pub(super) fn decode_members(
         // The members' bytes in one read; a member longer than its size says reads on.
         let mut reader = BufReader::with_capacity((members.end - at) as usize, from);
         while at < members.end {
-            let mut member = GzipMembers::one(&mut reader);
+            let mut member = GzipMembers::one(&mut reader, out.spares());
             loop {
                 let Some(room) = out.room() else {
                     return Ok(RunEnded::ReaderGone);
@@ -194,7 +194,8 @@ impl Read for FileAt<'_> {
 #[cfg(test)]
 mod tests {
     use super::super::format::Format;
-    use super::super::handoff::{Filling, Kept, SpareBuffers};
+    use super::super::handoff::{Filling, Kept};
+    use super::super::spares::SpareBuffers;
     use super::super::tests::{
         bgzf_member, decoded_file, file_of, frame, random, reason, streamed, text,
     };

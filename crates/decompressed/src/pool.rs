@@ -27,10 +27,11 @@ use std::thread;
 use crossbeam_channel::{Receiver, Sender, bounded};
 use zstd::stream::raw::Decoder;
 
-use super::handoff::{Buffers, BuffersOut, Decoded, Filling, Out, SpareBuffers};
+use super::handoff::{Buffers, BuffersOut, Decoded, Filling, Out};
 use super::parts::{RunEnded, decode_frame, decode_members};
 use super::sized::SizedMember;
 use super::source::Undecoded;
+use super::spares::SpareBuffers;
 use super::streams::run;
 use super::walk::{Part, Parts, Walk};
 use super::{BUFFER, Failure, ONE, caught};

@@ -7,7 +7,8 @@ use std::num::NonZeroUsize;
 use std::path::Path;
 
 use crate::format::sniff_file;
-use crate::handoff::{DecodedFile, SpareBuffers};
+use crate::handoff::DecodedFile;
+use crate::spares::SpareBuffers;
 use crate::{BUFFER, BUFFERS, DECODED_HERE, Decoding, Failure, Regular, decode, decode_file};
 
 /// The decoded bytes of a file or stream, whatever it holds: gzip members, zstd frames, xz

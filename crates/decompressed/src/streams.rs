@@ -40,7 +40,7 @@ pub(super) fn run(
     let decompressing = |error: io::Error| Failure::Decompressing(error);
     match format {
         Format::Gzip => {
-            let decoder = GzipMembers::all(buffered(input));
+            let decoder = GzipMembers::all(buffered(input), out.spares());
             pump(decoder, |decoder| decoder.get_mut().get_mut(), out)
         }
         Format::Zstd => {

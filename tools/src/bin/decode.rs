@@ -36,7 +36,7 @@ fn decode(path: &PathBuf) -> io::Result<()> {
     let mut file = BufReader::with_capacity(PIECE, File::open(path)?);
     let gzip = io::BufRead::fill_buf(&mut file)?.starts_with(&[0x1f, 0x8b]);
     let mut decoder: Box<dyn Read> = match gzip {
-        true => Box::new(GzipMembers::all(file)),
+        true => Box::new(GzipMembers::all(file, None)),
         false => Box::new(zstd::stream::read::Decoder::with_buffer(file)?),
     };
     let mut stdout = io::stdout().lock();
