@@ -116,18 +116,17 @@ pub mod transform;
 
 // The inner parts, each named in its own first lines; the few types a user meets are re-exported
 // below, the rest reach this crate's own binaries, tests, benches and tools/ through `internal`.
-// kernel: spaces in a line, headers, a chunk rendered (SIMD chosen at run time). frame: lines and
-// chunks out of reusable buffers. io, async_io: sources with cat's rules, gathering and when to
-// write, descriptors; sync and tokio. parallel: OS-thread machinery. thread_room: room for threads
-// checked before they start. process: the edge (stdio, --stats, messages, exit status) and
-// `Filter`. error: errors and failures handed on. quote: file names quoted in messages. cli: the
-// options every filter shares, each strategy's knobs as options. stats: --stats.
+// frame: lines and chunks out of reusable buffers. io, async_io: sources with cat's rules,
+// gathering and when to write; sync and tokio. parallel: OS-thread machinery. thread_room: room
+// for threads checked before they start. process: the edge (stdio, --stats, messages, exit
+// status) and `Filter`. error: errors and failures handed on. quote: file names quoted in
+// messages. cli: the options every filter shares, each strategy's knobs as options. stats:
+// --stats. The kernel, the decoder and the descriptor facts are crates of their own (crates/).
 mod async_io;
 mod cli;
 mod error;
 mod frame;
 mod io;
-mod kernel;
 mod parallel;
 mod process;
 mod quote;
@@ -167,10 +166,6 @@ pub mod internal {
     /// See the crate's own module.
     pub mod io {
         pub use crate::io::*;
-    }
-    /// See the crate's own module.
-    pub mod kernel {
-        pub use crate::kernel::*;
     }
     /// See the crate's own module.
     pub mod process {

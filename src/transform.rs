@@ -14,8 +14,8 @@ use bytes::{Buf, Bytes};
 
 use crate::error::Error;
 use crate::frame::reserve;
-use crate::kernel::{self, SHORT_CHUNK, chunk_room};
 use crate::tally::{render_lines, render_owned};
+use space_kernel::{self as kernel, SHORT_CHUNK, chunk_room};
 
 /// How each line is rendered: a line, a chunk of lines, or a shared line, into output bytes.
 ///

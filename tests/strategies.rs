@@ -28,11 +28,11 @@ use linewright::internal::frame::shared::SharedLines;
 use linewright::internal::frame::{Chunk, LineBuffer};
 use linewright::internal::io::sources::Sources;
 use linewright::internal::io::{FileInput, Input, Memory};
-use linewright::internal::kernel::{render_chunk, render_line};
 use linewright::strategy;
 use linewright::transform::{SpaceCount, Transform};
 use linewright::{Error, Tally, Tallying};
 use proptest::prelude::*;
+use space_kernel::{render_chunk, render_line};
 use tokio::io::AsyncWrite;
 use tokio::runtime::{Builder, Runtime};
 

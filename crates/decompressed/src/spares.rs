@@ -15,7 +15,7 @@ use super::{BUFFER, DECODED_HELD};
 /// decoded ahead on two cores, each decoder ahead making its share of buffers anew took
 /// 0.06-0.08 s of system time beside 0.18 s of decoding (27,000 page faults against 2,600), more
 /// than decoding ahead gained. Beside them, the states of ISA-L's gzip decoders that have ended
-/// (66 KB each, most of it their window), at most [`STATES_KEPT`].
+/// (66 KB each, most of it their window), at most eight.
 ///
 /// The caller's own: made for a run of decodings and given to each
 /// ([`decode_file`](super::decode_file)), its buffers and states freed once it and every

@@ -1,7 +1,9 @@
-//! What the workspace's unit tests share: paths no other test uses, files and pipes to read,
-//! gzip input, and deadlines on what may wait, so that a regression fails a test instead of
-//! hanging the run. A dev-dependency only; never published.
+//! What the workspace's tests share: the contract's reference model (the one every rendering is
+//! checked against), skipping a test that cannot run here (or failing it where it must), paths no
+//! other test uses, files and pipes to read, gzip input, and deadlines on what may wait, so that a
+//! regression fails a test instead of hanging the run. A dev-dependency only; never published.
 
+use std::cell::RefCell;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, PipeReader, PipeWriter, Write};
 use std::os::fd::AsRawFd;
@@ -124,4 +126,68 @@ pub fn until_polling(id: u32) {
         );
         std::thread::sleep(Duration::from_millis(1));
     }
+}
+
+/// The lines of `input`, each without its `\n`, as the contract splits them (docs/CONTRACT.md
+/// §2.1), written as plainly as possible and independently of the library.
+pub fn lines_of(input: &[u8]) -> impl Iterator<Item = &[u8]> {
+    // A final `\n` ends the last line rather than starting an empty one; no input, no line.
+    let body = input.strip_suffix(b"\n").unwrap_or(input);
+    let lines = (!input.is_empty()).then(|| body.split(|&byte| byte == b'\n'));
+    lines.into_iter().flatten()
+}
+
+/// The contract's output for `input` (`rendered`, below); the last input's is kept, as tests ask
+/// again for the same input's for each variant and format, and working out megabytes anew,
+/// unoptimised, took seconds each time.
+pub fn reference(input: &[u8]) -> Vec<u8> {
+    thread_local! {
+        static LAST: RefCell<(Vec<u8>, Vec<u8>)> = const { RefCell::new((Vec::new(), Vec::new())) };
+    }
+    LAST.with_borrow_mut(|(last_input, last_output)| {
+        if last_input.as_slice() != input {
+            *last_output = rendered(input);
+            *last_input = input.to_vec();
+        }
+        last_output.clone()
+    })
+}
+
+/// The contract, written as plainly as possible and independently of the library.
+fn rendered(input: &[u8]) -> Vec<u8> {
+    let mut output = Vec::new();
+    for line in lines_of(input) {
+        let spaces = line.iter().filter(|&&byte| byte == b' ').count();
+        let count = if spaces > 6 {
+            ">6".to_string()
+        } else {
+            spaces.to_string()
+        };
+        output.extend_from_slice(format!("[spaces: {count}]").as_bytes());
+        output.extend_from_slice(line);
+        output.push(b'\n');
+    }
+    output
+}
+
+/// Set to `1` where every capability the tests ask for is expected (CI: root, setpriv, AVX2), so
+/// a test that would skip fails instead, and one that silently stopped running is noticed. The
+/// one exemption is [`skip_optional`]'s.
+pub const NO_SKIPS: &str = "PIPELINES_NO_SKIPS";
+
+/// Says on stderr that the calling test cannot run here, and why; the caller then returns. Under
+/// [`NO_SKIPS`]`=1` it panics instead, failing the test.
+pub fn skip(why: &str) {
+    if std::env::var_os(NO_SKIPS).is_some_and(|value| value == "1") {
+        panic!("{NO_SKIPS}=1, yet this test cannot run here: {why}");
+    }
+    eprintln!("skipped: {why}");
+}
+
+/// Says on stderr that the calling test cannot run here, and why, even under [`NO_SKIPS`]`=1`:
+/// for a capability that CI's machines are not expected to have (AVX-512: the machines of this
+/// project's sessions and CI differ, and most lack it), so that its absence fails nothing. The
+/// caller then returns.
+pub fn skip_optional(why: &str) {
+    eprintln!("skipped (optional here, even under {NO_SKIPS}=1): {why}");
 }

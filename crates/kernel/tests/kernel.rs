@@ -3,7 +3,7 @@
 //! `kernel_tests!`; an implementation this CPU does not run is skipped with a message: a failure
 //! when `PIPELINES_NO_SKIPS=1` for those CI's machines have (AVX2 and the ones below it), a pass
 //! with the message even then for AVX-512, which few of the machines here have
-//! (`common::skip_optional`).
+//! (`pipelines_testing::skip_optional`).
 //!
 //! The block scans work on 64 bytes at a time and copy lines in 64-byte pieces, so inputs are
 //! laid out over every length up to a few blocks with a newline or a space at every position,
@@ -12,16 +12,14 @@
 //! placed so that the byte after it is on a page mapped with no access, into a room that ends at
 //! such a page (`Guarded`).
 
-mod common;
-
 use std::cell::RefCell;
 use std::mem::MaybeUninit;
 use std::ptr::{NonNull, null_mut};
 
-use common::reference;
-use linewright::internal::kernel::{Implementation, Rendered, render_chunk};
+use pipelines_testing::reference;
 use proptest::prelude::*;
 use rustix::mm::{MapFlags, MprotectFlags, ProtFlags, mmap_anonymous, mprotect, munmap};
+use space_kernel::{Implementation, Rendered, render_chunk};
 
 /// The lengths the exhaustive layouts run over: past four blocks and a line copy's overshoot.
 const LENGTHS: std::ops::RangeInclusive<usize> = 0..=300;
@@ -249,8 +247,8 @@ macro_rules! kernel_tests {
                 }
                 let why = format!("this CPU does not run the {implementation:?} kernel");
                 match $expected {
-                    Expected::InCi => common::skip(&why),
-                    Expected::Optional => common::skip_optional(&why),
+                    Expected::InCi => pipelines_testing::skip(&why),
+                    Expected::Optional => pipelines_testing::skip_optional(&why),
                 }
                 None
             }

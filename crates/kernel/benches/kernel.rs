@@ -3,10 +3,10 @@
 //! rendered by each implementation this CPU runs (the portable one being the per-line loop the
 //! others replaced).
 //!
-//! `cargo bench --bench kernel` (criterion's flags after `--`, e.g. `-- --quick` or
+//! `cargo bench -p space-kernel --bench kernel` (criterion's flags after `--`, e.g. `-- --quick` or
 //! `-- render_chunk`).
 //!
-//! `KERNEL_FILES=a.txt:b.txt cargo bench --bench kernel` instead renders each file, in
+//! `KERNEL_FILES=a.txt:b.txt cargo bench -p space-kernel --bench kernel` instead renders each file, in
 //! `batched`'s 256 KiB chunks, with each block implementation this CPU runs, in interleaved
 //! rounds (`KERNEL_ROUNDS`, default 21), and prints each one's median and least CPU time of the
 //! thread and its ratio to AVX2's: on a machine that others load, CPU time taken in alternation
@@ -17,7 +17,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group};
-use linewright::internal::kernel::{Implementation, count_spaces, render_line};
+use space_kernel::{Implementation, count_spaces, render_line};
 
 /// One line of each shape, without its `\n`.
 fn shapes() -> Vec<(&'static str, Vec<u8>)> {

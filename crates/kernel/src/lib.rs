@@ -1,5 +1,11 @@
-//! The kernel: how many ASCII spaces (0x20) a line holds, the header that says so, and the
-//! rendering of a line or of a whole chunk of lines into an output buffer.
+//! # space-kernel
+//!
+//! The pipelines experiment's per-line work: how many ASCII spaces (0x20) a line holds, the
+//! header that says so, and the rendering of a line or of a whole chunk of lines into an output
+//! buffer. linewright's `SpaceCount` renders with it; its public surface: [`count_spaces`],
+//! [`header`], [`render_line`], [`render_shared`], [`render_chunk`], [`chunk_room`], the
+//! [`Implementation`]s and their [`Rendered`], and four constants ([`SPACES_CAP`], [`HEADERS`],
+//! [`SHORT_CHUNK`], [`LINE_OVERHEAD`]).
 //!
 //! Only 0 to 6 are told apart; everything from 7 up shares the header `>6`, so counting may stop
 //! there. Tabs, `\r` and other white space are not spaces.
