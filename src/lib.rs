@@ -115,7 +115,7 @@ pub mod strategy;
 pub mod transform;
 
 // The inner parts, each named in its own first lines; the few types a user meets are re-exported
-// below, the rest reach this crate's own binaries, tests, benches and tools/ through `internal`.
+// below, a few reach two tests and tools/ through `internal`.
 // frame: lines and chunks out of reusable buffers. io, async_io: sources with cat's rules,
 // gathering and when to write; sync and tokio. parallel: OS-thread machinery. thread_room: room
 // for threads checked before they start. process: the edge (stdio, --stats, messages, exit
@@ -143,8 +143,9 @@ pub use stats::Stats;
 pub use tally::{Tally, Tallying};
 pub use transform::{MOST_ROOM_ADDED, SpaceCount, Transform, fields, lines_found, lines_in};
 
-/// The toolkit's inner parts, public only for its own binaries, tests, benches and `tools/`: not
-/// the crate's API, and no promise that they stay as they are.
+/// The toolkit's inner parts, public only for the two in-process strategy tests (inputs, framing
+/// and the sources' rules: `io`, `frame`, `async_io`) and `tools/`'s `work` (a strategy chosen at
+/// run time: `cli`, `process`): not the crate's API, and no promise that they stay as they are.
 #[doc(hidden)]
 pub mod internal {
     /// See the crate's own module.
@@ -154,10 +155,6 @@ pub mod internal {
     /// See the crate's own module.
     pub mod cli {
         pub use crate::cli::*;
-    }
-    /// See the crate's own module.
-    pub mod error {
-        pub use crate::error::*;
     }
     /// See the crate's own module.
     pub mod frame {
@@ -170,13 +167,5 @@ pub mod internal {
     /// See the crate's own module.
     pub mod process {
         pub use crate::process::*;
-    }
-    /// See the crate's own module.
-    pub mod quote {
-        pub use crate::quote::*;
-    }
-    /// See the crate's own module.
-    pub mod stats {
-        pub use crate::stats::*;
     }
 }

@@ -88,6 +88,18 @@ pub struct Filter {
 }
 
 impl Filter {
+    /// The experiment's binary `name` (`std-baseline`, `batched`, ...), what `about` says: the
+    /// space count ([`SpaceCount`](crate::SpaceCount)), with the version, description and
+    /// manual (`pipelines`) every one of the five has.
+    pub const fn space_count(name: &'static str, about: &'static str) -> Filter {
+        Filter {
+            manual: TOOLKIT_MANUAL,
+            ..Filter::new(name, VERSION)
+                .about(about)
+                .description(TRANSFORM_HELP)
+        }
+    }
+
     /// The filter `name`, as its messages, `--help`, `--version` and manual page call it, at
     /// `version` (its crate's, `env!("CARGO_PKG_VERSION")`, for one).
     pub const fn new(name: &'static str, version: &'static str) -> Self {
@@ -203,17 +215,6 @@ impl Filter {
             .version(self.version)
             .about(self.about)
             .after_help(self.description))
-    }
-}
-
-/// The toolkit's binary `name`, what `about` says: the space count, with the version and
-/// description every one of the five has.
-pub const fn space_count(name: &'static str, about: &'static str) -> Filter {
-    Filter {
-        manual: TOOLKIT_MANUAL,
-        ..Filter::new(name, VERSION)
-            .about(about)
-            .description(TRANSFORM_HELP)
     }
 }
 

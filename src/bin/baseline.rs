@@ -2,11 +2,10 @@
 
 use std::process::ExitCode;
 
-use linewright::internal::process::space_count;
-use linewright::{Baseline, SpaceCount};
+use linewright::{Baseline, Filter, SpaceCount};
 
 fn main() -> ExitCode {
-    space_count(
+    Filter::space_count(
         env!("CARGO_BIN_NAME"),
         "Prefix every line with [spaces: N]: one tokio task, one loop, a line at a time",
     )

@@ -3,11 +3,10 @@
 
 use std::process::ExitCode;
 
-use linewright::internal::process::space_count;
-use linewright::{Batched, SpaceCount};
+use linewright::{Batched, Filter, SpaceCount};
 
 fn main() -> ExitCode {
-    space_count(
+    Filter::space_count(
         env!("CARGO_BIN_NAME"),
         "Prefix every line with [spaces: N]: chunks of lines rendered in parallel on OS threads",
     )

@@ -3,11 +3,10 @@
 
 use std::process::ExitCode;
 
-use linewright::internal::process::space_count;
-use linewright::{Pipeline, SpaceCount};
+use linewright::{Filter, Pipeline, SpaceCount};
 
 fn main() -> ExitCode {
-    space_count(
+    Filter::space_count(
         env!("CARGO_BIN_NAME"),
         "Prefix every line with [spaces: N]: reader, renderer and writer tasks joined by channels",
     )

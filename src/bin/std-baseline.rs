@@ -2,11 +2,10 @@
 
 use std::process::ExitCode;
 
-use linewright::internal::process::space_count;
-use linewright::{SpaceCount, StdBaseline};
+use linewright::{Filter, SpaceCount, StdBaseline};
 
 fn main() -> ExitCode {
-    space_count(
+    Filter::space_count(
         env!("CARGO_BIN_NAME"),
         "Prefix every line with [spaces: N]: one thread, one loop, a line at a time",
     )

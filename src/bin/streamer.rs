@@ -3,11 +3,10 @@
 
 use std::process::ExitCode;
 
-use linewright::internal::process::space_count;
-use linewright::{SpaceCount, Streamer};
+use linewright::{Filter, SpaceCount, Streamer};
 
 fn main() -> ExitCode {
-    space_count(
+    Filter::space_count(
         env!("CARGO_BIN_NAME"),
         "Prefix every line with [spaces: N]: a stream of lines, rendered and forwarded into stdout",
     )

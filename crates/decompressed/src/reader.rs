@@ -61,7 +61,20 @@ impl Reader {
 
     /// `file` decoded from where its offset is, on up to `threads` threads. The reader owns
     /// `file`; a stream's descriptor is read, never changed (no flag is set on it).
-    pub fn new(mut file: File, threads: NonZeroUsize) -> io::Result<Reader> {
+    pub fn new(file: File, threads: NonZeroUsize) -> io::Result<Reader> {
+        Reader::with_buffers(file, threads, BUFFERS)
+    }
+
+    /// [`new`](Self::new), holding at most `buffers` decoded buffers of [`BUFFER`] bytes that
+    /// the reader has not taken (at least one; [`BUFFERS`] unless told): the memory bound the
+    /// caller sets, beside what each decoder holds of its own (a frame's or block's window,
+    /// docs/CONTRACT.md §12.4). A stream's bytes wait in its pipe instead, which the kernel
+    /// bounds (1 MiB where it lets a pipe grow so large).
+    pub fn with_buffers(
+        mut file: File,
+        threads: NonZeroUsize,
+        buffers: usize,
+    ) -> io::Result<Reader> {
         let metadata = file.metadata()?;
         let (bytes, decoding) = match metadata.is_file() {
             true => {
@@ -70,7 +83,7 @@ impl Reader {
                 let format = sniff_file(&source)?;
                 let spares = SpareBuffers::default();
                 let (decoded, decoding) =
-                    decode_file(source, format, BUFFERS, threads, DECODED_HERE, &spares)?;
+                    decode_file(source, format, buffers, threads, DECODED_HERE, &spares)?;
                 (Bytes::InMemory(decoded), decoding)
             }
             false => {

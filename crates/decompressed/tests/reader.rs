@@ -73,10 +73,13 @@ fn piped(bytes: Vec<u8>) -> File {
     File::from(std::os::fd::OwnedFd::from(reader))
 }
 
-/// What a [`Reader`] of `file` on `threads` reads: the bytes, and how reading ended.
+/// What a [`Reader`] of `file` on `threads` reads: the bytes, and how reading ended. On one
+/// thread it holds one buffer at most, on more the default.
 fn read(file: File, threads: usize) -> (Vec<u8>, io::Result<usize>) {
-    let threads = NonZeroUsize::new(threads).unwrap();
-    let mut reader = Reader::new(file, threads).unwrap();
+    let mut reader = match NonZeroUsize::new(threads).unwrap() {
+        NonZeroUsize::MIN => Reader::with_buffers(file, NonZeroUsize::MIN, 1).unwrap(),
+        threads => Reader::new(file, threads).unwrap(),
+    };
     let mut bytes = Vec::new();
     let ended = reader.read_to_end(&mut bytes);
     (bytes, ended)
