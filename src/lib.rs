@@ -141,7 +141,7 @@ pub use error::Error;
 pub use io::{Input, Memory, Piece, RangedInput};
 pub use process::{Filter, Strategy};
 pub use stats::Stats;
-pub use tally::{Tally, Tallying};
+pub use tally::{Counts, INLINE_KEY, Tally, Tallying};
 pub use transform::{MOST_ROOM_ADDED, SpaceCount, Transform, fields, lines_found, lines_in};
 
 /// The toolkit's inner parts, public only for its own binaries, tests, benches and `tools/`: not
