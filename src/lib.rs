@@ -142,7 +142,9 @@ pub use io::{Input, Memory, Piece, RangedInput};
 pub use process::{Filter, Strategy};
 pub use stats::Stats;
 pub use tally::{Counts, INLINE_KEY, Tally, Tallying};
-pub use transform::{MOST_ROOM_ADDED, SpaceCount, Transform, fields, lines_found, lines_in};
+pub use transform::{
+    Fields, MOST_ROOM_ADDED, SpaceCount, Transform, fields, lines_found, lines_in,
+};
 
 /// The toolkit's inner parts, public only for its own binaries, tests, benches and `tools/`: not
 /// the crate's API, and no promise that they stay as they are.

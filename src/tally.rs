@@ -397,10 +397,21 @@ pub(crate) fn render_lines<T: Tallying + ?Sized>(
     out: &mut Vec<u8>,
     chunk: &[u8],
 ) -> Result<u64, Error> {
+    // On x86_64, memchr's SSE2 searcher, which every x86_64 has, made once for the chunk: the
+    // one memchr picks at run time is called through a pointer, ~75 instructions a line more.
+    #[cfg(target_arch = "x86_64")]
+    let sse2 = memchr::arch::x86_64::sse2::memchr::One::new(b'\n');
+    let next_newline = |rest: &[u8]| {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(sse2) = &sse2 {
+            return sse2.find(rest);
+        }
+        memchr::memchr(b'\n', rest)
+    };
     let mut lines = 0;
     let mut rest = chunk;
     while !rest.is_empty() {
-        let end = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
+        let end = next_newline(rest).unwrap_or(rest.len());
         render_line_in_memory(tallying, tally, out, &rest[..end])?;
         lines += 1;
         rest = rest.get(end + 1..).unwrap_or_default();
