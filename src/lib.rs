@@ -143,7 +143,7 @@ pub use process::{Filter, Strategy};
 pub use stats::Stats;
 pub use tally::{Counts, INLINE_KEY, Tally, Tallying};
 pub use transform::{
-    Fields, MOST_ROOM_ADDED, SpaceCount, Transform, fields, lines_found, lines_in,
+    Fields, MOST_ROOM_ADDED, SpaceCount, Transform, fields, lines_found, lines_in, words_in,
 };
 
 /// The toolkit's inner parts, public only for its own binaries, tests, benches and `tools/`: not

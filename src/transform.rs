@@ -104,6 +104,46 @@ pub fn lines_in(chunk: &[u8]) -> u64 {
     (memchr::memchr_iter(b'\n', chunk).count() + usize::from(unended)) as u64
 }
 
+/// How many words `chunk` holds as `wc` counts them in the C locale: a word begins at a
+/// printable byte (`!` to `~`) and ends at a space, `\t`, `\n`, `\v`, `\f` or `\r`; other bytes
+/// neither begin nor end one. A word cut between two chunks is counted in each.
+pub fn words_in(chunk: &[u8]) -> u64 {
+    let printable = |byte: u8| byte.wrapping_sub(b'!') < 94; // b'!'..=b'~'
+    let space = |byte: u8| byte == b' ' || byte.wrapping_sub(b'\t') < 5; // b'\t'..=b'\r'
+    let neither = (chunk.iter()).fold(0, |any, &byte| {
+        any | u8::from(!printable(byte) & !space(byte))
+    });
+    if neither != 0 {
+        let (mut words, mut in_word) = (0, false);
+        for &byte in chunk {
+            match byte {
+                _ if space(byte) => in_word = false,
+                _ if printable(byte) && !in_word => (words, in_word) = (words + 1, true),
+                _ => {} // neither begins nor ends a word
+            }
+        }
+        return words;
+    }
+    // Each byte begins a word or ends one: a word begins at a printable byte after a space,
+    // counted 255 bytes at a time into a byte, which the compiler vectorises (3 instructions a
+    // byte, against 38 for the byte loop above).
+    let (bytes, before) = (
+        chunk.get(1..).unwrap_or_default(),
+        chunk.get(..chunk.len().max(1) - 1),
+    );
+    let pairs = bytes
+        .chunks(255)
+        .zip(before.unwrap_or_default().chunks(255));
+    let begun = pairs.map(|(bytes, before)| {
+        let pairs = bytes.iter().zip(before);
+        pairs.fold(0u8, |n, (&byte, &before)| {
+            n + u8::from(printable(byte) & !printable(before))
+        })
+    });
+    let first = chunk.first().is_some_and(|&byte| printable(byte));
+    begun.map(u64::from).sum::<u64>() + u64::from(first)
+}
+
 /// The lines of `chunk` (as [`render_chunk`](Transform::render_chunk) takes it) that `find` finds
 /// something in, each without its `\n`, in order: `find` searches the rest of the chunk whole,
 /// from the first line not yet given, and returns where in it a match begins (as `memchr`'s
@@ -445,6 +485,15 @@ mod tests {
         assert_eq!(across, [b"ab"]);
     }
 
+    /// The words of a chunk, as `wc` counts them: its runs of bytes between spaces (`\t` to `\r`
+    /// and ` `) that hold a printable byte.
+    fn words_plainly(chunk: &[u8]) -> u64 {
+        let space = |byte: &u8| b" \t\n\x0b\x0c\r".contains(byte);
+        let runs = chunk.split(space);
+        runs.filter(|run| run.iter().any(|byte| (b'!'..=b'~').contains(byte)))
+            .count() as u64
+    }
+
     /// The plain split of a line at spaces and tabs, the empty fields dropped.
     fn fields_plainly(line: &[u8]) -> Vec<&[u8]> {
         let split = line.split(|&byte| byte == b' ' || byte == b'\t');
@@ -453,10 +502,12 @@ mod tests {
 
     proptest::proptest! {
         /// Lines of blanks, other bytes and letters, across several 64-byte blocks: their fields,
-        /// one by one and by `nth`, are the plain split's.
+        /// one by one and by `nth`, are the plain split's; and chunks of every byte, or only
+        /// printable ones and spaces (counted 255 bytes at a time), hold `wc`'s words.
         #[test]
-        fn fields_are_a_plain_splits(
+        fn fields_and_words_are_a_plain_splits(
             line in proptest::collection::vec(proptest::sample::select(b" \t\t\r\n\0ab\xff".to_vec()), 0..300),
+            printable in proptest::collection::vec(proptest::sample::select(b" \t\na~!\x7f".to_vec()), 0..600),
             n in 0..40usize,
         ) {
             let split = fields_plainly(&line);
@@ -465,6 +516,8 @@ mod tests {
             let mut after = fields(&line);
             let _ = after.nth(n);
             proptest::prop_assert_eq!(after.collect::<Vec<_>>(), split.get(n + 1..).unwrap_or_default());
+            proptest::prop_assert_eq!(words_in(&line), words_plainly(&line));
+            proptest::prop_assert_eq!(words_in(&printable), words_plainly(&printable));
             let block: [u8; 64] = std::array::from_fn(|at| *line.get(at).unwrap_or(&b'a'));
             proptest::prop_assert_eq!(blanks(&block), blanks_plainly(&block));
         }
