@@ -137,6 +137,10 @@ pub struct Counts<S = RandomState>(HashMap<Key, u64, S>);
 
 /// The longest key a [`Counts`] holds without an allocation of its own.
 pub const INLINE_KEY: usize = 22;
+const _: () = assert!(
+    INLINE_KEY >= 16,
+    "Key::first_16 reads 16 bytes of a key held in place"
+);
 
 impl<S: Default> Default for Counts<S> {
     fn default() -> Self {
@@ -250,10 +254,25 @@ impl PartialEq for Key {
 
 impl Eq for Key {}
 
+impl Key {
+    /// The key's first 16 bytes as a number, zeros past a shorter key's end: keys that differ
+    /// there are ordered by it as by their bytes, in two word compares rather than a call to
+    /// memcmp (which was a fifth of count-by 1's instructions, sorting).
+    #[inline]
+    fn first_16(&self) -> u128 {
+        let first = match self {
+            Key::Inline(_, bytes) => bytes.first_chunk(),
+            Key::Heap(bytes) => bytes.first_chunk(), // longer than INLINE_KEY
+        };
+        first.map_or(0, |&first| u128::from_be_bytes(first))
+    }
+}
+
 impl Ord for Key {
     #[inline]
     fn cmp(&self, other: &Key) -> Ordering {
-        self.as_ref().cmp(other.as_ref())
+        let first = self.first_16().cmp(&other.first_16());
+        first.then_with(|| self.as_ref().cmp(other.as_ref()))
     }
 }
 
