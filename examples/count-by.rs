@@ -2,12 +2,11 @@
 //! splits by default (runs of blanks, leading ones skipped; a line without that field counts
 //! under the empty key), and prints `COUNT KEY` by count descending, then key ascending, as
 //! `awk '{print $FIELD}' | sort | uniq -c | sort -k1,1nr -k2` does once its leading blanks are
-//! trimmed. `count-by --sum [FILE]...` adds up such `COUNT KEY` lines (the count is the line's
-//! first field, 0 where it is not a number; the key is what follows the blank after it), so that
-//! tallies of parts of a log, made apart, merge into the tally of the whole.
+//! trimmed. `count-by --sum [FILE]...` adds up such `COUNT KEY` lines (`Counts::add_rendered`), so
+//! that tallies of parts of a log, made apart, merge into the tally of the whole.
 
-use linewright::{Filter, Tallying, fields};
-use std::{cmp::Reverse, collections::HashMap, io::Write, process::ExitCode};
+use linewright::{Counts, Filter, Tallying, fields};
+use std::process::ExitCode;
 
 /// `count-by`'s own argument, before the FILEs: a field's number, or `--sum` (taken as its value,
 /// so that FILEs may follow it).
@@ -31,43 +30,17 @@ fn by(arg: &str) -> Result<Field, String> {
 }
 
 impl Tallying for CountBy {
-    type Tally = HashMap<Box<[u8]>, u64, foldhash::fast::RandomState>;
+    type Tally = Counts<foldhash::fast::RandomState>;
 
     fn render_line(&self, counts: &mut Self::Tally, _: &mut Vec<u8>, line: &[u8]) {
-        let mut fields = fields(line);
-        let (key, count) = match self.field.0 {
-            Some(n) => (fields.nth(n - 1), 1),
-            None => {
-                let count = fields
-                    .next()
-                    .and_then(|n| str::from_utf8(n).ok()?.parse().ok());
-                let line = line.trim_ascii_start();
-                let blank = line.iter().position(|&byte| byte == b' ');
-                (blank.and_then(|at| line.get(at + 1..)), count.unwrap_or(0))
-            }
-        };
-        let key = key.unwrap_or_default();
-        match counts.get_mut(key) {
-            Some(total) => *total = total.saturating_add(count), // no key copied where it is known
-            None => drop(counts.insert(key.into(), count)),
+        match self.field.0 {
+            Some(n) => counts.add(fields(line).nth(n - 1).unwrap_or_default(), 1),
+            None => counts.add_rendered(line),
         }
     }
 
     fn end(&self, counts: Self::Tally, out: &mut Vec<u8>) -> ExitCode {
-        // Sorted by count, then by a key's first 16 bytes, held beside it, before the key itself:
-        // a million keys, each in a heap allocation of its own, are seldom read to sort them.
-        let first_16 =
-            |key: &[u8]| u128::from_be_bytes(std::array::from_fn(|i| *key.get(i).unwrap_or(&0)));
-        let mut counts: Vec<_> = counts
-            .into_iter()
-            .map(|(key, n)| (Reverse(n), first_16(&key), key))
-            .collect();
-        counts.sort_unstable();
-        for (Reverse(count), _, key) in counts {
-            let _ = write!(out, "{count} "); // into memory, which cannot fail
-            out.extend_from_slice(&key);
-            out.push(b'\n');
-        }
+        counts.render(out);
         ExitCode::SUCCESS
     }
 }

@@ -140,8 +140,10 @@ pub use error::Error;
 pub use io::{Input, Memory, Piece, RangedInput};
 pub use process::{Filter, Strategy};
 pub use stats::Stats;
-pub use tally::{Tally, Tallying};
-pub use transform::{MOST_ROOM_ADDED, SpaceCount, Transform, fields, lines_found, lines_in};
+pub use tally::{Counts, INLINE_KEY, Tally, Tallying};
+pub use transform::{
+    Fields, MOST_ROOM_ADDED, SpaceCount, Transform, fields, lines_found, lines_in, words_in,
+};
 
 /// The toolkit's inner parts, public only for the two in-process strategy tests (inputs, framing
 /// and the sources' rules: `io`, `frame`, `async_io`) and `tools/`'s `work` (a strategy chosen at
