@@ -53,7 +53,8 @@ impl Parts {
     /// each made a decoder that finished its part wait for the other's part before it, whose
     /// pieces go to the reader as they are decoded, to be handed on: on 2 cores two zstd decoders
     /// took 0.74x one frame's time with 1 part each and 0.69x with 1.5; BGZF's small parts 0.97x,
-    /// 0.84x and 0.78x one member's with 1, 2.5 and 4.5 each (docs/DECOMPRESS.md).
+    /// 0.84x and 0.78x one member's with 1, 2.5 and 4.5 each (the pool's runs:
+    /// results/2026-12-02-decoder-figures.md).
     fn under_way(self) -> usize {
         match self {
             Parts::Zstd => 2,
