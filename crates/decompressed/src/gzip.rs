@@ -397,6 +397,8 @@ mod flate2_members {
 
     use flate2::bufread::{GzDecoder, MultiGzDecoder};
 
+    use crate::spares::SpareBuffers;
+
     /// gzip members decoded by flate2 (zlib-rs), one (`GzDecoder`) or all (`MultiGzDecoder`).
     pub enum GzipMembers<R> {
         /// One member.
