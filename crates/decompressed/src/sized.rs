@@ -83,4 +83,53 @@ mod tests {
         assert!(!sized.decode(&damaged, &mut decoded));
         assert!(!sized.decode(&member[..member.len() - 9], &mut decoded));
     }
+
+    /// The blocks libdeflate allocated for the test's decompressor, and those it freed: counted
+    /// by the allocator given to that decompressor alone, so no other test's count here.
+    static ALLOCATED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    static FREED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+    unsafe extern "C" {
+        fn malloc(size: usize) -> *mut std::ffi::c_void;
+        fn free(block: *mut std::ffi::c_void);
+    }
+
+    unsafe extern "C" fn counted_malloc(size: usize) -> *mut std::ffi::c_void {
+        ALLOCATED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        // SAFETY: C's `malloc`, as libdeflate's default allocator calls it.
+        unsafe { malloc(size) }
+    }
+
+    unsafe extern "C" fn counted_free(block: *mut std::ffi::c_void) {
+        FREED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        // SAFETY: `block` came from `counted_malloc`, C's `malloc`, and libdeflate frees it once.
+        unsafe { free(block) }
+    }
+
+    /// A decompressor is freed when its member decoder drops: every block libdeflate allocated
+    /// for it is given back, and none before.
+    #[test]
+    fn a_decompressor_is_freed_when_it_drops() {
+        use libdeflate_sys::{libdeflate_alloc_decompressor_ex, libdeflate_options};
+        use std::sync::atomic::Ordering::SeqCst;
+        let options = libdeflate_options {
+            sizeof_options: size_of::<libdeflate_options>(),
+            malloc_func: Some(counted_malloc),
+            free_func: Some(counted_free),
+        };
+        // SAFETY: the options are whole and live for the call; libdeflate keeps the two
+        // functions, which live as long as the program, in the decompressor.
+        let decompressor = unsafe { libdeflate_alloc_decompressor_ex(&options) };
+        let mut sized = SizedMember(NonNull::new(decompressor).unwrap());
+        let text = b"a line\n".repeat(50);
+        let mut decoded = vec![0; text.len()];
+        assert!(sized.decode(&gzip(&text), &mut decoded) && decoded == text);
+        let allocated = ALLOCATED.load(SeqCst);
+        assert!(
+            allocated > 0 && FREED.load(SeqCst) == 0,
+            "{allocated} allocated"
+        );
+        drop(sized);
+        assert_eq!(FREED.load(SeqCst), allocated);
+    }
 }

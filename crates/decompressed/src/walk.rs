@@ -307,6 +307,33 @@ mod tests {
         assert_eq!(walked_as(&with_empty, Parts::Bgzf), expected);
     }
 
+    /// A run that reaches [`RUN`] bytes exactly ends there: the next member starts the next run,
+    /// which members join until it reaches [`RUN`] bytes counted from its own start.
+    #[test]
+    fn a_run_of_exactly_run_bytes_ends_there() {
+        let members: Vec<Vec<u8>> = (0..4)
+            .map(|n| bgzf_member(&random(60_000 + n), 0, None))
+            .collect();
+        let short = RUN as usize - members.iter().map(Vec::len).sum::<usize>();
+        // The last member made up to `RUN` by a subfield before `BC`: 4 bytes and `before`.
+        let last = bgzf_member(&random(10_000), 0, None);
+        let before = short - last.len() - 4;
+        let last = bgzf_member(&random(10_000), before, None);
+        let run = [members.concat(), last].concat();
+        assert_eq!(run.len() as u64, RUN);
+        // Three small members after it: the next run's, all of them.
+        let next: Vec<u8> = (0..3)
+            .flat_map(|n| bgzf_member(&text(n..n + 9), 0, None))
+            .collect();
+        let bytes = [run, next].concat();
+        let expected = [
+            format!("Frame(0..{RUN})"),
+            format!("Frame({RUN}..{})", bytes.len()),
+            format!("End({})", bytes.len()),
+        ];
+        assert_eq!(walked_as(&bytes, Parts::Bgzf), expected);
+    }
+
     /// A member whose end the walk cannot find within the file is left to the one decoder, from
     /// there on: one without a `BC` field, cut, garbage, a size shorter than a member can be.
     #[test]
