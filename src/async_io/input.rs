@@ -183,7 +183,9 @@ impl AsyncInput for AsyncFileInput {
                         // Taken inline, as a regular file is read: the decoder's next piece is
                         // never long in coming.
                         Some(Reading::Decoded(pieces)) => {
-                            Ok(pieces.read_with(|bytes| put_fitting(buf, bytes)))
+                            let n = put_fitting(buf, pieces.unread());
+                            pieces.consume(n);
+                            Ok(n)
                         }
                     };
                     if let Some(n) = self.driver.tell_read(read) {

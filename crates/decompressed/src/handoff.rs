@@ -67,18 +67,6 @@ impl DecodedFile {
         }
     }
 
-    /// Waits for decoded bytes unless some are here, and hands them to `take`, which returns how
-    /// many it took: at least one, or the end is taken to have come. Returns that, or 0 at the
-    /// end of the decoded bytes.
-    pub fn read_with(&mut self, take: impl FnOnce(&[u8]) -> usize) -> usize {
-        if !self.has_unread() {
-            return 0;
-        }
-        let taken = take(&self.buffer.held()[self.at..]);
-        self.at += taken;
-        taken
-    }
-
     /// The decoded bytes not read yet, waiting for the next buffer once this one is read: empty
     /// at the end of the decoded bytes. [`consume`](Self::consume) says how many were taken.
     pub fn unread(&mut self) -> &[u8] {
@@ -161,11 +149,11 @@ impl DecodedFile {
     /// Copies decoded bytes into `buf` (not empty), waiting for some unless some are here: how
     /// many, or 0 at the end.
     pub fn read(&mut self, buf: &mut [u8]) -> usize {
-        self.read_with(|bytes| {
-            let n = bytes.len().min(buf.len());
-            buf[..n].copy_from_slice(&bytes[..n]);
-            n
-        })
+        let unread = self.unread();
+        let n = unread.len().min(buf.len());
+        buf[..n].copy_from_slice(&unread[..n]);
+        self.consume(n);
+        n
     }
 }
 
