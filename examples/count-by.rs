@@ -5,7 +5,7 @@
 //! trimmed. `count-by --sum [FILE]...` adds up such `COUNT KEY` lines (`Counts::add_rendered`), so
 //! that tallies of parts of a log, made apart, merge into the tally of the whole.
 
-use linewright::{Counts, Filter, Tallying, fields};
+use linewright::{Counts, Error, Filter, Tallying, nth_fields};
 use std::process::ExitCode;
 
 /// `count-by`'s own argument, before the FILEs: a field's number, or `--sum` (taken as its value,
@@ -14,29 +14,36 @@ use std::process::ExitCode;
 struct CountBy {
     /// The field to count lines by (1 is the first), or --sum to add up COUNT KEY lines
     #[arg(value_name = "FIELD", allow_hyphen_values = true, value_parser = by)]
-    field: Field,
+    field: usize, // 0 for --sum
 }
 
-/// The field's number, `None` for `--sum`.
-#[derive(Clone, Copy)]
-struct Field(Option<usize>);
-
-fn by(arg: &str) -> Result<Field, String> {
-    let field = arg.parse().ok().filter(|&field| field > 0);
-    let known = arg == "--sum" || field.is_some();
-    known
-        .then_some(Field(field))
-        .ok_or("a field is 1 or more".into())
+fn by(arg: &str) -> Result<usize, String> {
+    match arg.parse() {
+        _ if arg == "--sum" => Ok(0),
+        Ok(field) if field > 0 => Ok(field),
+        _ => Err("a field is 1 or more".into()),
+    }
 }
 
 impl Tallying for CountBy {
     type Tally = Counts<foldhash::fast::RandomState>;
 
-    fn render_line(&self, counts: &mut Self::Tally, _: &mut Vec<u8>, line: &[u8]) {
-        match self.field.0 {
-            Some(n) => counts.add(fields(line).nth(n - 1).unwrap_or_default(), 1),
-            None => counts.add_rendered(line),
-        }
+    fn render_line(&self, counts: &mut Self::Tally, out: &mut Vec<u8>, line: &[u8]) {
+        // The chunk that holds this one line: the line, or a lone `\n` for the empty line.
+        _ = self.render_chunk(counts, out, if line.is_empty() { b"\n" } else { line });
+    }
+
+    /// Each line's key found in the pass that finds its end.
+    fn render_chunk(
+        &self,
+        counts: &mut Self::Tally,
+        _: &mut Vec<u8>,
+        chunk: &[u8],
+    ) -> Result<u64, Error> {
+        Ok(match self.field {
+            0 => counts.add_rendered(chunk),
+            n => counts.add_all(nth_fields(chunk, n - 1)),
+        })
     }
 
     fn end(&self, counts: Self::Tally, out: &mut Vec<u8>) -> ExitCode {

@@ -75,7 +75,8 @@
 //! A transform writes how a line is rendered, and how much a rendering adds where it adds more
 //! than a `\n` ([`most_added`](Transform::most_added): room made ahead, not a limit); writing
 //! nothing drops the line. A chunk's rendering, a line at a time, comes with it (write it too
-//! where a chunk has a faster way: a grep searches the chunk whole, [`lines_found`]). One that
+//! where a chunk has a faster way: a grep searches the chunk whole, [`lines_found`]; a tally by
+//! a field finds each line's in the pass that finds its end, [`nth_fields`]). One that
 //! spends real work on a line (a microsecond, say) says roughly how much
 //! ([`cost_a_line`](Transform::cost_a_line)), so that `batched` shares its lines out between
 //! its workers instead of rendering them on its reading thread; one whose filter exits as `grep`
@@ -142,7 +143,8 @@ pub use process::{Filter, Strategy};
 pub use stats::Stats;
 pub use tally::{Counts, INLINE_KEY, Tally, Tallying};
 pub use transform::{
-    Fields, MOST_ROOM_ADDED, SpaceCount, Transform, fields, lines_found, lines_in, words_in,
+    Fields, MOST_ROOM_ADDED, SpaceCount, Transform, fields, lines_found, lines_in, nth_fields,
+    words_in,
 };
 
 /// The toolkit's inner parts, public only for the two in-process strategy tests (inputs, framing

@@ -164,18 +164,33 @@ impl<S: BuildHasher> Counts<S> {
         }
     }
 
-    /// Adds a line as [`render`](Counts::render) writes them, `COUNT KEY`, so that tallies made
-    /// apart (of parts of a log, on other machines) merge: the count is the line's first field
-    /// (split at spaces and tabs), 0 where it is not a number; the key is what follows the first
-    /// space after it (leading ASCII whitespace skipped), empty where none does.
-    pub fn add_rendered(&mut self, line: &[u8]) {
-        let count = crate::transform::fields(line)
-            .next()
-            .and_then(|n| str::from_utf8(n).ok()?.parse().ok());
-        let line = line.trim_ascii_start();
-        let blank = line.iter().position(|&byte| byte == b' ');
-        let key = blank.and_then(|at| line.get(at + 1..));
-        self.add(key.unwrap_or_default(), count.unwrap_or(0));
+    /// Adds one to each of `keys`, and returns how many there were: a chunk's keys
+    /// ([`nth_fields`](crate::nth_fields)) folded in, and its lines counted, in one go.
+    #[inline]
+    pub fn add_all<'a>(&mut self, keys: impl IntoIterator<Item = &'a [u8]>) -> u64 {
+        (keys.into_iter()).fold(0, |lines, key| {
+            self.add(key, 1);
+            lines + 1
+        })
+    }
+
+    /// Adds the lines of `chunk` (as [`render_chunk`](Tallying::render_chunk) takes it) as
+    /// [`render`](Counts::render) writes them, `COUNT KEY`, and returns how many there were, so
+    /// that tallies made apart (of parts of a log, on other machines) merge: the count is a
+    /// line's first field (split at spaces and tabs), 0 where it is not a number; the key is
+    /// what follows the first space after it (leading ASCII whitespace skipped), empty where
+    /// none does.
+    pub fn add_rendered(&mut self, chunk: &[u8]) -> u64 {
+        (lines(chunk)).fold(0, |lines, line| {
+            let count = crate::transform::fields(line)
+                .next()
+                .and_then(|n| str::from_utf8(n).ok()?.parse().ok());
+            let line = line.trim_ascii_start();
+            let blank = line.iter().position(|&byte| byte == b' ');
+            let key = blank.and_then(|at| line.get(at + 1..));
+            self.add(key.unwrap_or_default(), count.unwrap_or(0));
+            lines + 1
+        })
     }
 
     /// Appends a `COUNT KEY` line a key to `out`, by count descending, then key ascending.
@@ -416,26 +431,35 @@ pub(crate) fn render_lines<T: Tallying + ?Sized>(
     out: &mut Vec<u8>,
     chunk: &[u8],
 ) -> Result<u64, Error> {
+    let mut rendered = 0;
+    for line in lines(chunk) {
+        render_line_in_memory(tallying, tally, out, line)?;
+        rendered += 1;
+    }
+    Ok(rendered)
+}
+
+/// The lines of `chunk` (as [`render_chunk`](Tallying::render_chunk) takes it), each without its
+/// `\n`.
+fn lines(chunk: &[u8]) -> impl Iterator<Item = &[u8]> {
     // On x86_64, memchr's SSE2 searcher, which every x86_64 has, made once for the chunk: the
     // one memchr picks at run time is called through a pointer, ~75 instructions a line more.
     #[cfg(target_arch = "x86_64")]
     let sse2 = memchr::arch::x86_64::sse2::memchr::One::new(b'\n');
-    let next_newline = |rest: &[u8]| {
+    let next_newline = move |rest: &[u8]| {
         #[cfg(target_arch = "x86_64")]
         if let Some(sse2) = &sse2 {
             return sse2.find(rest);
         }
         memchr::memchr(b'\n', rest)
     };
-    let mut lines = 0;
     let mut rest = chunk;
-    while !rest.is_empty() {
-        let end = next_newline(rest).unwrap_or(rest.len());
-        render_line_in_memory(tallying, tally, out, &rest[..end])?;
-        lines += 1;
+    std::iter::from_fn(move || {
+        let end = (!rest.is_empty()).then(|| next_newline(rest).unwrap_or(rest.len()))?;
+        let line = &rest[..end];
         rest = rest.get(end + 1..).unwrap_or_default();
-    }
-    Ok(lines)
+        Some(line)
+    })
 }
 
 /// `line`'s rendering in a buffer of its own: the default shared rendering of [`Tallying`] and
@@ -467,6 +491,7 @@ pub(crate) fn render_line_in_memory<T: Tallying + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transform::lines_in;
 
     /// A tally that is not commutative: what it saw, in order.
     #[derive(Default, Debug, PartialEq)]
@@ -570,10 +595,8 @@ mod tests {
         let expected = plainly_counted(&adds);
         assert_eq!(counted_in_two(&adds, 4), expected);
         let mut read_back = Counts::<RandomState>::default();
-        for line in expected.split(|&byte| byte == b'\n') {
-            read_back.add_rendered(line);
-        }
-        read_back.add_rendered(b"zz key"); // not a number: counted 0
+        assert_eq!(read_back.add_rendered(&expected), lines_in(&expected));
+        assert_eq!(read_back.add_rendered(b"zz key"), 1); // not a number: counted 0
         let mut out = Vec::new();
         read_back.render(&mut out);
         assert_eq!(out, [&expected[..], b"0 key\n"].concat());

@@ -167,46 +167,75 @@ pub fn lines_found<'a>(
 
 /// The fields of `line` as awk splits a line by default: at runs of spaces and tabs, those at
 /// either end skipped, so that a tally keyed by a field (`awk '{c[$9]++}'`,
-/// `examples/count-by.rs`) finds it.
+/// `examples/count-by.rs`) finds it. The line ends at its first `\n`, or at the end of `line`.
 ///
 /// The line is read 64 bytes at a time into a bit a byte of where its blanks are, and a field
 /// begins at each non-blank bit after a blank one: [`nth`](Iterator::nth) passes over whole
 /// blocks of fields by counting those bits, so that the ninth field takes one pass over its
 /// first bytes rather than a search a field (which, with memchr's, was most of count-by's time).
 pub fn fields(line: &[u8]) -> Fields<'_> {
-    let blanks = blanks_at(line, 0);
+    let (separators, end) = separators_at(line, 0);
     Fields {
         line,
         base: 0,
-        blanks,
-        starts: starts(blanks, 1),
+        separators,
+        starts: starts(separators, 1),
+        end,
     }
+}
+
+/// The `n`th field (from 0, as [`nth`](Iterator::nth) counts) of each line of `chunk` (as
+/// [`render_chunk`](Transform::render_chunk) takes it), as [`fields`] splits a line, or the empty
+/// field where a line has fewer: what a tally keyed by a field folds a chunk's lines into. One
+/// pass finds a line's fields and its end alike, up to the field, and a search its end past it,
+/// where [`lines_in`]'s newline search and [`fields`] on each line would read its first bytes
+/// twice.
+pub fn nth_fields(chunk: &[u8], n: usize) -> impl Iterator<Item = &[u8]> {
+    let mut next = 0; // where the next line begins
+    std::iter::from_fn(move || {
+        let rest = chunk.get(next..).filter(|rest| !rest.is_empty())?;
+        let mut fields = fields(rest);
+        let field = fields.nth(n).unwrap_or_default();
+        next += fields.line_len() + 1;
+        Some(field)
+    })
 }
 
 /// The iterator [`fields`] returns.
 #[derive(Debug, Clone)]
 pub struct Fields<'a> {
     line: &'a [u8],
-    /// Where the block that `blanks` and `starts` map begins.
+    /// Where the block that `separators` and `starts` map begins.
     base: usize,
-    /// The block's blanks, a bit a byte, the bytes past the line's end counted blank.
-    blanks: u64,
+    /// The block's blanks, a bit a byte, and every byte from the line's end on (its `\n`, or past
+    /// the end of `line`).
+    separators: u64,
     /// The block's field starts not yet given.
     starts: u64,
+    /// Where the line's `\n` is, once a block holds it.
+    end: Option<usize>,
 }
 
 impl<'a> Fields<'a> {
+    /// How long the line is, its `\n` not counted: up to its first `\n` or the end of `line`.
+    pub fn line_len(&self) -> usize {
+        self.end.unwrap_or_else(|| {
+            let past = (self.base + 64).min(self.line.len());
+            memchr::memchr(b'\n', &self.line[past..]).map_or(self.line.len(), |at| past + at)
+        })
+    }
+
     /// Moves on to the next block, or says there is none.
     #[inline]
     fn next_block(&mut self) -> bool {
         let base = self.base + 64;
-        if base >= self.line.len() {
+        if self.end.is_some() || base >= self.line.len() {
             return false;
         }
-        let blank_before = self.blanks >> 63;
+        let separator_before = self.separators >> 63;
         self.base = base;
-        self.blanks = blanks_at(self.line, base);
-        self.starts = starts(self.blanks, blank_before);
+        (self.separators, self.end) = separators_at(self.line, base);
+        self.starts = starts(self.separators, separator_before);
         true
     }
 
@@ -214,20 +243,20 @@ impl<'a> Fields<'a> {
     #[inline]
     fn field(&self, at: usize) -> &'a [u8] {
         let mut base = self.base;
-        let mut blanks = self.blanks & (!0 << (at - base));
-        while blanks == 0 {
-            // A field past its block ends at a blank, or at the line's end, counted blank.
+        let mut separators = self.separators & (!0 << (at - base));
+        while separators == 0 {
+            // A field past its block ends at a blank, or at the line's end.
             base += 64;
-            blanks = blanks_at(self.line, base);
+            separators = separators_at(self.line, base).0;
         }
-        &self.line[at..base + blanks.trailing_zeros() as usize]
+        &self.line[at..base + separators.trailing_zeros() as usize]
     }
 }
 
 impl<'a> Iterator for Fields<'a> {
     type Item = &'a [u8];
 
-    #[inline]
+    #[inline(always)]
     fn next(&mut self) -> Option<&'a [u8]> {
         while self.starts == 0 {
             if !self.next_block() {
@@ -256,61 +285,75 @@ impl<'a> Iterator for Fields<'a> {
     }
 }
 
-/// Where fields begin in a block whose blanks are `blanks`: a non-blank byte after a blank, the
-/// byte before the block blank where `blank_before` is 1.
+/// Where fields begin in a block whose separators are `separators`: a byte that is not one after
+/// one that is, the byte before the block one where `separator_before` is 1.
 #[inline(always)]
-fn starts(blanks: u64, blank_before: u64) -> u64 {
-    !blanks & (blanks << 1 | blank_before)
+fn starts(separators: u64, separator_before: u64) -> u64 {
+    !separators & (separators << 1 | separator_before)
 }
 
-/// The blanks of the 64 bytes of `line` from `at`, a bit a byte; those past its end are blank.
+/// The separators of the 64 bytes of `line` from `at`, a bit a byte: its blanks, and every byte
+/// from its first `\n` on, with that `\n`'s place; the bytes past the end of `line` are blanks.
 #[inline]
-fn blanks_at(line: &[u8], at: usize) -> u64 {
+fn separators_at(line: &[u8], at: usize) -> (u64, Option<usize>) {
     let rest = line.get(at..).unwrap_or_default();
-    match rest.first_chunk() {
-        Some(block) => blanks(block),
+    let (blanks, newlines) = match rest.first_chunk() {
+        Some(block) => blanks_and_newlines(block),
         None => {
             let mut block = [b' '; 64];
             block[..rest.len()].copy_from_slice(rest);
-            blanks(&block)
+            blanks_and_newlines(&block)
         }
+    };
+    match newlines {
+        0 => (blanks, None),
+        _ => (
+            blanks | !0 << newlines.trailing_zeros(),
+            Some(at + newlines.trailing_zeros() as usize),
+        ),
     }
 }
 
-/// The spaces and tabs of `block`, a bit a byte: with SSE2, in every x86_64, four 16-byte
-/// compares, as the kernel finds its spaces.
+/// The spaces and tabs of `block`, and its `\n`s, a bit a byte each: with SSE2, in every x86_64,
+/// three 16-byte compares a 16 bytes, as the kernel finds its spaces.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn blanks(block: &[u8; 64]) -> u64 {
+fn blanks_and_newlines(block: &[u8; 64]) -> (u64, u64) {
     use std::arch::x86_64::{
         _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
     };
-    let mut bits = 0;
+    let (mut blanks, mut newlines) = (0, 0);
     for (index, piece) in block.as_chunks::<16>().0.iter().enumerate() {
         // SAFETY: SSE2 is in every x86-64 CPU; the unaligned load reads the 16 bytes of `piece`.
-        let blank = unsafe {
+        let (blank, newline) = unsafe {
             let bytes = _mm_loadu_si128(piece.as_ptr().cast());
-            let space = _mm_cmpeq_epi8(bytes, _mm_set1_epi8(b' ' as i8));
-            _mm_movemask_epi8(_mm_or_si128(
-                space,
-                _mm_cmpeq_epi8(bytes, _mm_set1_epi8(b'\t' as i8)),
-            ))
+            let equal = |byte: u8| _mm_cmpeq_epi8(bytes, _mm_set1_epi8(byte as i8));
+            (
+                _mm_movemask_epi8(_mm_or_si128(equal(b' '), equal(b'\t'))),
+                _mm_movemask_epi8(equal(b'\n')),
+            )
         };
-        bits |= u64::from(blank as u16) << (16 * index);
+        blanks |= u64::from(blank as u16) << (16 * index);
+        newlines |= u64::from(newline as u16) << (16 * index);
     }
-    bits
+    (blanks, newlines)
 }
 
-/// The spaces and tabs of `block`, a bit a byte, a byte at a time: where there is no SSE2, and
-/// what the tests hold the SSE2 one to.
+/// The spaces and tabs of `block`, and its `\n`s, a bit a byte each, a byte at a time: where
+/// there is no SSE2, and what the tests hold the SSE2 one to.
 #[cfg(any(test, not(target_arch = "x86_64")))]
-fn blanks_plainly(block: &[u8; 64]) -> u64 {
-    let blank = |byte: &u8| *byte == b' ' || *byte == b'\t';
-    (block.iter().enumerate()).fold(0, |bits, (at, byte)| bits | u64::from(blank(byte)) << at)
+fn blanks_and_newlines_plainly(block: &[u8; 64]) -> (u64, u64) {
+    let bits = |is: fn(&u8) -> bool| {
+        (block.iter().enumerate()).fold(0, |bits, (at, byte)| bits | u64::from(is(byte)) << at)
+    };
+    (
+        bits(|&byte| byte == b' ' || byte == b'\t'),
+        bits(|&byte| byte == b'\n'),
+    )
 }
 
 #[cfg(not(target_arch = "x86_64"))]
-use blanks_plainly as blanks;
+use blanks_and_newlines_plainly as blanks_and_newlines;
 
 /// The toolkit's transform: `[spaces: N]` before every line, N its ASCII spaces, `>6` from seven
 /// up (docs/CONTRACT.md §2), rendered by the kernel (SIMD chosen at run time).
@@ -494,8 +537,10 @@ mod tests {
             .count() as u64
     }
 
-    /// The plain split of a line at spaces and tabs, the empty fields dropped.
+    /// The plain split of a line, up to its first `\n`, at spaces and tabs, the empty fields
+    /// dropped.
     fn fields_plainly(line: &[u8]) -> Vec<&[u8]> {
+        let line = line.split(|&byte| byte == b'\n').next().unwrap_or_default();
         let split = line.split(|&byte| byte == b' ' || byte == b'\t');
         split.filter(|field| !field.is_empty()).collect()
     }
@@ -519,7 +564,27 @@ mod tests {
             proptest::prop_assert_eq!(words_in(&line), words_plainly(&line));
             proptest::prop_assert_eq!(words_in(&printable), words_plainly(&printable));
             let block: [u8; 64] = std::array::from_fn(|at| *line.get(at).unwrap_or(&b'a'));
-            proptest::prop_assert_eq!(blanks(&block), blanks_plainly(&block));
+            proptest::prop_assert_eq!(blanks_and_newlines(&block), blanks_and_newlines_plainly(&block));
+        }
+    }
+
+    proptest::proptest! {
+        /// Chunks of lines with blanks across several 64-byte blocks, the last line with or
+        /// without its `\n`: the `n`th field of each line is the plain split's, the empty field
+        /// where a line has fewer, one a line.
+        #[test]
+        fn the_nth_fields_of_a_chunk_are_its_lines_plain_splits(
+            chunk in proptest::collection::vec(proptest::sample::select(b"  \t\n\nab".to_vec()), 0..400),
+            n in 0..12usize,
+        ) {
+            let lines = chunk.strip_suffix(b"\n").unwrap_or(&chunk);
+            let plainly: Vec<&[u8]> = match chunk.is_empty() {
+                true => vec![],
+                false => (lines.split(|&byte| byte == b'\n'))
+                    .map(|line| fields_plainly(line).get(n).copied().unwrap_or_default())
+                    .collect(),
+            };
+            proptest::prop_assert_eq!(nth_fields(&chunk, n).collect::<Vec<_>>(), plainly);
         }
     }
 
