@@ -111,13 +111,22 @@
 //! assert_eq!(out, b"[spaces: 1]a b\n[spaces: 0]c\n");
 //! # Ok::<(), linewright::Error>(())
 //! ```
+//!
+//! or over real descriptors: [`FileInput`] and [`AsyncFileInput`] read FILEs as a filter reads
+//! them, [`AsyncFile`] writes to one from a tokio strategy, and the framers of [`frame`] are the
+//! ones the strategies cut lines with.
+//!
+//! The crate's face: at its root, 7 traits, 18 types, 5 functions and 2 constants; the modules
+//! [`strategy`] (five, each its `run` and `Knobs`), [`frame`] (3 framers) and [`transform`]
+//! (the same transform items as the root). The binaries' CLI and the edge (`Filter`'s stdio,
+//! messages and exit status) are private.
 
+pub mod frame;
 pub mod strategy;
 pub mod transform;
 
 // The inner parts, each named in its own first lines; the few types a user meets are re-exported
-// below, a few reach two tests and tools/ through `internal`.
-// frame: lines and chunks out of reusable buffers. io, async_io: sources with cat's rules,
+// below. io, async_io: sources with cat's rules,
 // gathering and when to write; sync and tokio. parallel: OS-thread machinery. thread_room: room
 // for threads checked before they start. process: the edge (stdio, --stats, messages, exit
 // status) and `Filter`. error: errors and failures handed on. quote: file names quoted in
@@ -126,7 +135,6 @@ pub mod transform;
 mod async_io;
 mod cli;
 mod error;
-mod frame;
 mod io;
 mod parallel;
 mod process;
@@ -135,10 +143,11 @@ mod stats;
 mod tally;
 mod thread_room;
 
-pub use async_io::AsyncInput;
+pub use async_io::{AsyncFile, AsyncFileInput, AsyncInput};
 pub use cli::{Baseline, Batched, BufferArgs, Pipeline, StdBaseline, Streamer};
 pub use error::Error;
-pub use io::{Input, Memory, Piece, RangedInput};
+pub use io::ranges::Range;
+pub use io::{FileInput, Input, Memory, Piece, RangedInput};
 pub use process::{Filter, Strategy};
 pub use stats::Stats;
 pub use tally::{Counts, INLINE_KEY, Tally, Tallying};
@@ -146,30 +155,3 @@ pub use transform::{
     Fields, MOST_ROOM_ADDED, SpaceCount, Transform, fields, lines_found, lines_in, nth_fields,
     words_in,
 };
-
-/// The toolkit's inner parts, public only for the two in-process strategy tests (inputs, framing
-/// and the sources' rules: `io`, `frame`, `async_io`) and `tools/`'s `work` (a strategy chosen at
-/// run time: `cli`, `process`): not the crate's API, and no promise that they stay as they are.
-#[doc(hidden)]
-pub mod internal {
-    /// See the crate's own module.
-    pub mod async_io {
-        pub use crate::async_io::*;
-    }
-    /// See the crate's own module.
-    pub mod cli {
-        pub use crate::cli::*;
-    }
-    /// See the crate's own module.
-    pub mod frame {
-        pub use crate::frame::*;
-    }
-    /// See the crate's own module.
-    pub mod io {
-        pub use crate::io::*;
-    }
-    /// See the crate's own module.
-    pub mod process {
-        pub use crate::process::*;
-    }
-}

@@ -14,12 +14,10 @@ use std::thread;
 
 use common::{DEADLINE, finish, line_soup, reference, run_command, wait_until, within};
 use linewright::Error;
-use linewright::internal::frame::Chunk;
-use linewright::internal::io::ranges::Range;
-use linewright::internal::io::sources::Sources;
-use linewright::internal::io::{FileInput, Input, Piece, RangedInput};
+use linewright::frame::Chunk;
 use linewright::strategy::batched::{Knobs, run};
 use linewright::transform::SpaceCount;
+use linewright::{FileInput, Input, Piece, Range, RangedInput};
 use proptest::prelude::*;
 
 fn knobs(threads: usize, chunk_size: usize) -> Knobs {
@@ -53,13 +51,7 @@ fn in_process(knobs: &Knobs, files: &[PathBuf]) -> Vec<u8> {
     let (knobs, files) = (knobs.clone(), files.to_vec());
     within("the run in process", move || {
         let mut output = Vec::new();
-        run(
-            &knobs,
-            SpaceCount,
-            FileInput::new(Sources::new(&files), None),
-            &mut output,
-        )
-        .expect("runs");
+        run(&knobs, SpaceCount, FileInput::of(&files, None), &mut output).expect("runs");
         output
     })
 }
@@ -259,7 +251,7 @@ fn change_while_read(
 fn run_in_process(path: &Path, output: OwnedFd) -> Box<dyn FnOnce() -> bool> {
     let files = vec![path.to_owned()];
     let running = thread::spawn(move || {
-        let input = FileInput::new(Sources::new(&files), None);
+        let input = FileInput::of(&files, None);
         run(&knobs(2, 64 << 10), SpaceCount, input, File::from(output)).is_ok()
     });
     Box::new(move || within("the run in process", || running.join()).expect("no panic"))
@@ -346,7 +338,7 @@ fn input_that_is_the_output_is_refused() {
         .open(&path)
         .expect("opening");
     let watched = OwnedFd::from(output.try_clone().expect("dup"));
-    let input = FileInput::new(Sources::new(&[path.clone(), other.clone()]), Some(watched));
+    let input = FileInput::of(&[path.clone(), other.clone()], Some(watched));
     within("the run in process", move || {
         run(&knobs(2, 1000), SpaceCount, input, &output).expect("runs");
     });
@@ -510,7 +502,7 @@ fn stats_count_the_bytes_the_workers_read() {
     let input = numbered_lines(0, 10_000);
     fs::write(&path, &input).expect("writing");
     let files = [path];
-    let files_input = FileInput::new(Sources::new(&files), None);
+    let files_input = FileInput::of(&files, None);
     let (output, stats) = within("the run in process", move || {
         let mut output = Vec::new();
         let stats = run(&knobs(2, 1000), SpaceCount, files_input, &mut output).expect("runs");

@@ -23,13 +23,11 @@ use std::time::Duration;
 use common::{line_soup, lines_of, padded_inputs, reference};
 use fd_facts as fd;
 use linewright::Stats;
-use linewright::internal::async_io::{AsyncFile, AsyncFileInput};
-use linewright::internal::frame::shared::SharedLines;
-use linewright::internal::frame::{Chunk, LineBuffer};
-use linewright::internal::io::sources::Sources;
-use linewright::internal::io::{FileInput, Input, Memory};
+use linewright::frame::shared::SharedLines;
+use linewright::frame::{Chunk, LineBuffer};
 use linewright::strategy;
 use linewright::transform::{SpaceCount, Transform};
+use linewright::{AsyncFile, AsyncFileInput, FileInput, Input, Memory};
 use linewright::{Error, Tally, Tallying};
 use proptest::prelude::*;
 use space_kernel::{render_chunk, render_line};
@@ -394,7 +392,7 @@ against_the_reference!(shared_lines, crate::shared_lines, reference, 40);
 
 /// Real descriptors: input through a pipe named as a FILE (`/dev/fd/N`, as a shell's process
 /// substitution gives), output into a pipe, each end served by a thread of its own.
-fn through_pipes(input: &[u8], run: impl FnOnce(Sources, File)) -> Vec<u8> {
+fn through_pipes(input: &[u8], run: impl FnOnce(&[PathBuf], File)) -> Vec<u8> {
     let (input_reader, mut input_writer) = std::io::pipe().expect("a pipe");
     let (mut output_reader, output_writer) = std::io::pipe().expect("a pipe");
     let sent = input.to_vec();
@@ -408,10 +406,7 @@ fn through_pipes(input: &[u8], run: impl FnOnce(Sources, File)) -> Vec<u8> {
         "/dev/fd/{}",
         std::os::fd::AsRawFd::as_raw_fd(&input_fd)
     ));
-    run(
-        Sources::new(&[path]),
-        File::from(OwnedFd::from(output_writer)),
-    );
+    run(&[path], File::from(OwnedFd::from(output_writer)));
     drop(input_fd);
     feeding.join().expect("no panic").expect("fed");
     collecting.join().expect("no panic").expect("collected")
@@ -434,31 +429,31 @@ fn many_lines() -> Vec<u8> {
 #[test]
 fn sync_strategies_over_pipes() {
     let input = many_lines();
-    let output = through_pipes(&input, |sources, output| {
+    let output = through_pipes(&input, |files, output| {
         let knobs = strategy::std_baseline::Knobs { buffer_size: 1000 };
-        let input = FileInput::new(sources, None);
+        let input = FileInput::of(files, None);
         strategy::std_baseline::run(&knobs, SpaceCount, input, output).expect("runs");
     });
     assert!(output == reference(&input));
-    let output = through_pipes(&input, |sources, output| {
+    let output = through_pipes(&input, |files, output| {
         let knobs = strategy::batched::Knobs {
             threads: 2,
             chunk_size: 1000,
             queue: 1,
             clocks: false,
         };
-        let input = FileInput::new(sources, None);
+        let input = FileInput::of(files, None);
         strategy::batched::run(&knobs, SpaceCount, input, output).expect("runs");
     });
     assert!(output == reference(&input));
-    let output = through_pipes(&input, |sources, output| {
+    let output = through_pipes(&input, |files, output| {
         let knobs = strategy::batched::Knobs {
             threads: 3,
             chunk_size: 100_000,
             queue: 1,
             clocks: false,
         };
-        let input = FileInput::new(sources, None);
+        let input = FileInput::of(files, None);
         strategy::batched::run(&knobs, Reversed, input, output).expect("runs");
     });
     assert!(
@@ -475,12 +470,12 @@ fn async_strategies_over_pipes() {
         runtime: &'static LocalKey<Runtime>,
         run: impl FnOnce(AsyncFileInput, AsyncFile) -> F,
     ) -> Vec<u8> {
-        through_pipes(input, |sources, output| {
+        through_pipes(input, |files, output| {
             runtime
                 .with(|runtime| {
                     runtime.block_on(async {
                         let output = AsyncFile::new(output, true);
-                        run(AsyncFileInput::new(sources, None), output).await
+                        run(AsyncFileInput::of(files, None), output).await
                     })
                 })
                 .expect("runs");
@@ -539,9 +534,8 @@ fn a_socket_pair_and_a_file() {
     // The file just written, as a FILE argument, read by the async side.
     let knobs = strategy::baseline::Knobs { buffer_size: 4096 };
     let out = Collected::default();
-    let sources = Sources::new(std::slice::from_ref(&path));
     let watched = file.as_fd().try_clone_to_owned().ok();
-    let from_file = AsyncFileInput::new(sources, watched);
+    let from_file = AsyncFileInput::of(std::slice::from_ref(&path), watched);
     let run = strategy::baseline::run(&knobs, SpaceCount, from_file, out.clone());
     CURRENT_THREAD
         .with(|runtime| runtime.block_on(run))

@@ -5,6 +5,7 @@
 use std::fs::File;
 use std::future::{Future, poll_fn};
 use std::os::fd::{AsFd, OwnedFd};
+use std::path::PathBuf;
 use std::pin::{Pin, pin};
 use std::task::{Context, Poll, ready};
 
@@ -96,8 +97,13 @@ enum Watch {
 }
 
 impl AsyncFileInput {
+    /// The FILEs `files`, as [`FileInput::of`](crate::FileInput::of) reads them.
+    pub fn of(files: &[PathBuf], output: Option<OwnedFd>) -> Self {
+        Self::new(Sources::new(files), output)
+    }
+
     /// `sources`, read while writing to `output`.
-    pub fn new(sources: Sources, output: Option<OwnedFd>) -> Self {
+    pub(crate) fn new(sources: Sources, output: Option<OwnedFd>) -> Self {
         AsyncFileInput {
             driver: Driver::new(sources, output, |file| AsyncFile::new(file, false)),
             watch: Watch::Unregistered,
@@ -106,7 +112,7 @@ impl AsyncFileInput {
 
     /// The input, handing each failure that does not stop it to `failures` as it happens: they
     /// are kept in the input otherwise.
-    pub fn handing_failures_to(mut self, failures: Failures) -> Self {
+    pub(crate) fn handing_failures_to(mut self, failures: Failures) -> Self {
         self.driver.hand_failures_to(failures);
         self
     }
@@ -166,7 +172,7 @@ fn poll_wait(file: &AsyncFd<File>, watch: &AsyncFd<OwnedFd>, cx: &mut Context<'_
 }
 
 impl AsyncInput for AsyncFileInput {
-    /// Moves on to the next source at each end; a failure is handed to the input's [`Failures`]
+    /// Moves on to the next source at each end; a failure is handed to the input's `Failures`
     /// and its source skipped.
     /// Fails only when the output is a pipe whose reader went away while this waited for input.
     async fn read_buf<B: BufMut + Send>(&mut self, buf: &mut B) -> Result<usize, Error> {

@@ -19,7 +19,7 @@ use crate::error::Error;
 /// Capacity grows by doubling, as `Vec` does, so a long line is copied O(1) times a byte.
 /// Called once a line: the check for room is inline, the growing out of line.
 #[inline]
-pub fn reserve(buf: &mut Vec<u8>, additional: usize) -> Result<(), Error> {
+pub(crate) fn reserve(buf: &mut Vec<u8>, additional: usize) -> Result<(), Error> {
     if buf.capacity() - buf.len() >= additional {
         return Ok(());
     }

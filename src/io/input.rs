@@ -5,6 +5,7 @@
 use std::fs::File;
 use std::io::{self, Seek, SeekFrom};
 use std::os::fd::{AsFd, OwnedFd};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -29,8 +30,16 @@ pub struct FileInput {
 }
 
 impl FileInput {
+    /// The FILEs `files` read one after another as a filter reads them (docs/CONTRACT.md §4.1,
+    /// §9: `-` is stdin; one that cannot be read is told and skipped), while writing to `output`
+    /// where given: a FILE that is `output` itself is refused (§8.3), and a wait for input ends
+    /// when `output`'s reader has gone away.
+    pub fn of(files: &[PathBuf], output: Option<OwnedFd>) -> Self {
+        Self::new(Sources::new(files), output)
+    }
+
     /// `sources`, read while writing to `output`.
-    pub fn new(sources: Sources, output: Option<OwnedFd>) -> Self {
+    pub(crate) fn new(sources: Sources, output: Option<OwnedFd>) -> Self {
         FileInput {
             driver: Driver::new(sources, output, Arc::new),
             cuts: None,
@@ -40,7 +49,7 @@ impl FileInput {
 
     /// The input, handing each failure that does not stop it to `failures` as it happens: they
     /// are kept in the input otherwise.
-    pub fn handing_failures_to(mut self, failures: Failures) -> Self {
+    pub(crate) fn handing_failures_to(mut self, failures: Failures) -> Self {
         self.driver.hand_failures_to(failures);
         self
     }
@@ -68,7 +77,7 @@ impl FileInput {
 }
 
 impl Input for FileInput {
-    /// Moves on to the next source at each end; a failure is handed to the input's [`Failures`]
+    /// Moves on to the next source at each end; a failure is handed to the input's `Failures`
     /// and its source skipped.
     /// Fails only when the output is a pipe whose reader went away while this waited for input:
     /// a broken pipe, which the caller stops on as it would on a failed write.
@@ -96,7 +105,7 @@ impl Input for FileInput {
 }
 
 impl RangedInput for FileInput {
-    /// A regular file with two chunks' worth or more left is read in ranges, as its [`Cuts`]
+    /// A regular file with two chunks' worth or more left is read in ranges, as its `Cuts`
     /// say; anything else as a stream.
     fn next_piece(&mut self, size: usize, held: &mut Chunk) -> Result<Piece, Error> {
         if self.cuts.is_none() {

@@ -61,7 +61,7 @@ pub trait Input {
 }
 
 /// An input read by a reader that can hand ranges of a regular file to other threads: the input
-/// decides how each source is read, as a stream or in ranges ([`ranges::Cuts`]).
+/// decides how each source is read, as a stream or in ranges (`ranges::Cuts`).
 pub trait RangedInput: Input {
     /// How to read on, for a reader that reads `size` bytes at a time into `held`.
     fn next_piece(&mut self, size: usize, held: &mut Chunk) -> Result<Piece, Error>;

@@ -198,7 +198,9 @@ impl Sources {
 
     /// Under `-z`, decodes a compressed regular file of up to `bytes` whole, at its turn on the
     /// reading thread or ahead of it on the thread small FILEs share, rather than on a thread of
-    /// its own ([`DECODED_HERE`](decompressed::DECODED_HERE) unless told).
+    /// its own ([`DECODED_HERE`](decompressed::DECODED_HERE) unless told): set only by the
+    /// tests, which decode small files on threads of their own.
+    #[cfg(test)]
     pub fn decode_here(&mut self, bytes: u64) {
         self.decoded_here = bytes;
     }

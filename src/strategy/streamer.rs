@@ -2,9 +2,9 @@
 //! without a copy; `map` renders each one and `forward` drains the stream into the output as a
 //! `Sink`.
 //!
-//! The live-input rule is [`gather`](crate::io::gather)'s, asked where `forward` flushes: whenever
+//! The live-input rule is `io::gather`'s, asked where `forward` flushes: whenever
 //! the stream has no line ready, the read would wait, and the sink then writes what the rule says
-//! is due (see [`AsyncOutput`]'s `poll_flush`), so a line never sits in the buffer while input is
+//! is due (see `AsyncOutput`'s `poll_flush`), so a line never sits in the buffer while input is
 //! idle.
 
 use futures::StreamExt;
