@@ -19,8 +19,8 @@ use crate::{BUFFER, BUFFERS, DECODED_HERE, Decoding, Failure, Regular, decode, d
 /// stream (a pipe, a terminal, a socket) on a thread of its own, through a pipe, as they come.
 ///
 /// Once the decoded bytes end, a read tells how decoding ended: `Ok(0)` where the source was
-/// whole, else the error, after every byte decoded before the fault. A source cut short is never
-/// read as its end.
+/// whole, else the error, after every byte decoded before the fault, saying where it is
+/// (`decompressing: …, after N decoded bytes`). A source cut short is never read as its end.
 ///
 /// ```
 /// use std::io::{Read, Write};
@@ -41,6 +41,8 @@ pub struct Reader {
     bytes: Bytes,
     /// How decoding ends, taken once the bytes have ended.
     decoding: Option<Decoding>,
+    /// The decoded bytes read so far: where a fault is, as its error tells it.
+    read: u64,
 }
 
 /// Where the decoded bytes come from.
@@ -97,17 +99,19 @@ impl Reader {
         Ok(Reader {
             bytes,
             decoding: Some(decoding),
+            read: 0,
         })
     }
 
     /// At the end of the decoded bytes: how decoding ended, told once (later reads find the end).
+    /// A fault says where it is in the decoded bytes, the one offset every format has.
     fn ended(&mut self) -> io::Result<()> {
         match self.decoding.take().map(Decoding::finish) {
             None | Some(Ok(())) => Ok(()),
             Some(Err(Failure::Reading(error))) => Err(error),
             Some(Err(Failure::Decompressing(error))) => Err(io::Error::new(
                 error.kind(),
-                format!("decompressing: {error}"),
+                format!("decompressing: {error}, after {} decoded bytes", self.read),
             )),
         }
     }
@@ -139,6 +143,7 @@ impl BufRead for Reader {
     }
 
     fn consume(&mut self, n: usize) {
+        self.read += n as u64;
         match &mut self.bytes {
             Bytes::InMemory(decoded) => decoded.consume(n),
             Bytes::Piped(pipe) => pipe.consume(n),

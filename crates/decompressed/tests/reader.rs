@@ -116,14 +116,18 @@ fn a_source_cut_short_is_an_error_after_the_bytes_before_the_cut() {
         let mut bytes = two_in_a_row(format, &text);
         bytes.truncate(bytes.len() - 5);
         both_ways(&bytes, |from, decoded, ended| {
-            assert!(
-                ended.is_err(),
-                "{format} cut short, from {from}: read as whole"
-            );
+            let told = ended.expect_err(&format!("{format} cut short, from {from}: read whole"));
             assert!(
                 text.starts_with(&decoded),
                 "{format} from {from}: not a prefix"
             );
+            assert_eq!(
+                told.kind(),
+                io::ErrorKind::UnexpectedEof,
+                "{format}: {told}"
+            );
+            let place = format!(", after {} decoded bytes", decoded.len());
+            assert!(told.to_string().ends_with(&place), "{format}: {told}");
         });
     }
 }
