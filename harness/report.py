@@ -716,17 +716,20 @@ def peers(args):
     medians = shuffled_medians(args.rounds)
     print("\n## Decoded MB/s\n")
     print(f"Medians of the shuffled rounds (`rounds.py`, every row in every round); MB/s is {args.bytes} "
-          "decoded bytes over the median wall time, in 10^6 bytes a second.\n")
-    print(header(["format", "reader", "threads", "FILE MB/s", "pipe MB/s", "FILE s", "pipe s"], 2))
+          "decoded bytes over the median wall time, in 10^6 bytes a second; CPU is user + system "
+          "seconds of every thread of the run (the pipe's copying thread too), whose median beside "
+          "the wall time tells a reader that waited for a core from one that worked.\n")
+    print(header(["format", "reader", "threads", "FILE MB/s", "pipe MB/s", "FILE s", "pipe s",
+                  "FILE CPU s", "pipe CPU s"], 2))
     for f in formats:
         for reader in readers[f]:
             if (f, reader) in wrong:
-                print(row([f, f"`{reader}`", "", "not timed: wrong bytes", "", "", ""]))
+                print(row([f, f"`{reader}`", "", "not timed: wrong bytes", "", "", "", "", ""]))
                 continue
-            walls = [medians[f"{f}/{reader}/{mode}"]["wall"] for mode in ("file", "pipe")]
+            runs = [medians[f"{f}/{reader}/{mode}"] for mode in ("file", "pipe")]
             threads = PEER_THREADS.get(reader, 1)
-            print(row([f, f"`{reader}`", threads, *(f"{args.bytes / w / 1e6:.0f}" for w in walls),
-                       *(f"{w:.3f}" for w in walls)]))
+            print(row([f, f"`{reader}`", threads, *(f"{args.bytes / m['wall'] / 1e6:.0f}" for m in runs),
+                       *(f"{m['wall']:.3f}" for m in runs), *(f"{m['cpu']:.3f}" for m in runs)]))
 
     print("\n## `decompressed` / the fastest peer, time\n")
     print("The bound is the issue's: ≤ 0.6 where that peer decodes on one thread, ≤ 1.05 where it runs "
