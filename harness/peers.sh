@@ -50,13 +50,13 @@ load_before=$(uptime)
 
 text=$(text_file man)
 bytes=$(wc -c < "$text")
-# Each format: its file's extension, the command that makes it, damage.py's name for its framing,
-# and the readers that take it.
+# Each format: its file's extension, the command that makes it (xz's blocks rounded up, so that a
+# last byte is not a fifth block), damage.py's name for its framing, and the readers that take it.
 FORMATS=(gzip bgzf pzstd xz bzip2 lbzip2 lz4)
 declare -A EXTENSION=([gzip]=gz [bgzf]=bgz.gz [pzstd]=zst [xz]=xz [bzip2]=bz2 [lbzip2]=lbz2.bz2
     [lz4]=lz4)
 declare -A COMPRESSOR=([gzip]="gzip -6 -n -c" [bgzf]="bgzip -@2 -c" [pzstd]="pzstd -3 -p 2 -q -c"
-    [xz]="xz -6 -T2 --block-size=$((bytes / 4)) -c" [bzip2]="bzip2 -9 -c" [lbzip2]="lbzip2 -9 -n 2 -c"
+    [xz]="xz -6 -T2 --block-size=$(((bytes + 3) / 4)) -c" [bzip2]="bzip2 -9 -c" [lbzip2]="lbzip2 -9 -n 2 -c"
     [lz4]="lz4 -q -c")
 declare -A FRAMING=([gzip]=gzip [bgzf]=bgzf [pzstd]=pzstd [xz]=xz [bzip2]=bzip2 [lbzip2]=bzip2 [lz4]=lz4)
 declare -A READERS=([gzip]="decompressed niffler flate2-multigz"
