@@ -68,13 +68,15 @@ declare -A READERS=([gzip]="decompressed niffler flate2-multigz"
 # about 40 MB/s here) reads the whole text in a tenth of it.
 HANG_SECONDS=$(by_size 10 60 120)
 
-# compressed FORMAT: the text compressed as FORMAT, made once; its path.
+# compressed FORMAT: the text compressed as FORMAT, made once for each command (FILE.params
+# keeps the one that made it, so that a changed COMPRESSOR makes it anew); its path.
 compressed() {
     local file=$text.${EXTENSION[$1]}
-    if [[ ! -f $file ]]; then
+    if [[ ! -f $file || "$(cat "$file.params" 2> /dev/null)" != "${COMPRESSOR[$1]}" ]]; then
         say "compressing $(basename "$text") with ${COMPRESSOR[$1]}"
         ${COMPRESSOR[$1]} "$text" > "$file.tmp"
         mv "$file.tmp" "$file"
+        printf '%s\n' "${COMPRESSOR[$1]}" > "$file.params"
     fi
     printf '%s\n' "$file"
 }
