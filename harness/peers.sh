@@ -65,7 +65,7 @@ declare -A READERS=([gzip]="decompressed niffler flate2-multigz"
     [bzip2]="decompressed niffler bzip2" [lbzip2]="decompressed niffler bzip2"
     [lz4]="decompressed lz4_flex")
 # A damaged file that takes longer than this is a hang: the slowest reader (bzip2 on one thread,
-# about 40 MB/s here) reads the whole text in a tenth of it.
+# 20-40 MB/s here, loaded or not) reads the whole text in under a tenth of it.
 HANG_SECONDS=$(by_size 10 60 120)
 
 # compressed FORMAT: the text compressed as FORMAT, made once for each command (FILE.params
