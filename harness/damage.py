@@ -5,13 +5,14 @@ library only (and `xz --robot -lvv`, which lists an xz file's blocks).
     damage.py FORMAT FILE OUT-DIR
 
 FORMAT is one of gzip, bgzf, pzstd, xz, bzip2, lz4 (what made FILE: gzip -6, bgzip, pzstd,
-xz -T2, bzip2 or lbzip2, lz4). Writes five files into OUT-DIR and prints a line for each,
+xz -T2, bzip2 or lbzip2, lz4). Writes six files into OUT-DIR and prints a line for each,
 NAME, path and what was done, tab-separated (the path "-" where that damage has no place in
 FILE, as a boundary in a file of one unit):
 
     boundary   cut where one of the format's units (member, frame, block) begins, the unit
                nearest the middle; a gzip -6 file, one member whose deflate blocks end at bits,
                loses its 8-byte trailer instead
+    in-header  cut 3 bytes into that unit, inside its header or magic (none for gzip -6)
     mid-block  cut in the middle of that unit
     bit-flip   one bit flipped in the middle of that unit
     garbage    100 random bytes appended (a fixed seed, so every run damages alike)
@@ -30,6 +31,9 @@ import subprocess
 import sys
 
 TRAILING = 100
+# Inside every unit's first field: BGZF's and pzstd's magic, an xz block's header, bzip2's 6-byte
+# block magic, an LZ4 block's 4-byte size.
+IN_HEADER = 3
 BZIP2_BLOCK_MAGIC = 0x314159265359
 
 
@@ -115,6 +119,7 @@ def main():
     if fmt == "gzip":
         boundary, unit = len(data) - 8, (0, len(data))
         boundary_what = f"cut at byte {boundary}: the one member's trailer (CRC and size) gone"
+        in_header = None
     else:
         units = {"bgzf": lambda: bgzf_units(data), "pzstd": lambda: pzstd_units(data),
                  "xz": lambda: xz_units(path), "bzip2": lambda: bzip2_units(data),
@@ -129,12 +134,16 @@ def main():
             boundary = units[index][0]
             boundary_what = f"cut at byte {boundary}, where unit {index + 1} of {len(units)} begins"
         unit = units[index]
+        in_header = None if boundary is None else boundary + IN_HEADER
     middle = unit[0] + unit[1] // 2
     flipped = bytearray(data)
     flipped[middle] ^= 0x10
     garbage = random.Random(60).randbytes(TRAILING)
     damaged = [
         ("boundary", None if boundary is None else data[:boundary], boundary_what),
+        ("in-header", None if in_header is None else data[:in_header],
+         "none: no unit begins inside the file" if in_header is None
+         else f"cut at byte {in_header}, {IN_HEADER} bytes into that unit"),
         ("mid-block", data[:middle], f"cut at byte {middle}, the middle of that unit"),
         ("bit-flip", bytes(flipped), f"bit 4 of byte {middle} flipped"),
         ("garbage", data + garbage, f"{TRAILING} random bytes appended"),

@@ -13,10 +13,11 @@
 # the text and its bytes' digest against the text's: a reader that reads less or other bytes is
 # reported, and not timed. Then every right (reader, format, FILE or pipe) in REPEAT shuffled
 # rounds (harness/rounds.py), decoded MB/s and `decompressed` / the fastest peer on each format
-# and source against the issue's bounds. Then each file damaged five ways (harness/damage.py: cut
-# at a member, frame or block boundary, cut mid-block, a bit flipped, 100 random bytes or 100
-# zeros appended), every reader of the format on each from the FILE and from a pipe, under
-# `timeout`: error, success with less, success with all (the damage unseen), panic or hung.
+# and source against the issue's bounds. Then each file damaged six ways (harness/damage.py: cut
+# at a member, frame or block boundary, cut 3 bytes after it inside the header, cut mid-block, a
+# bit flipped, 100 random bytes or 100 zeros appended), every reader of the format on each from
+# the FILE and from a pipe, under `timeout`: error, success with less, success with all (the
+# damage unseen), panic or hung.
 # Writes peers.md into the run's folder, with the machine's load before and after, and prints it.
 #
 # Needs cargo, gzip, bgzip (tabix), zstd (pzstd), xz, bzip2, lbzip2, lz4, coreutils' timeout.
