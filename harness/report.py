@@ -13,6 +13,7 @@ cachegrind's totals). Python's standard library only. Markdown goes to stdout.
     report.py cachegrind --lines N TOTALS.tsv
     report.py linelength RUN-DIR  (harness/linelength.sh's tables and plot data)
     report.py work WORK.tsv  (harness/work.sh's tables, and a 16-core prediction from them)
+    report.py peers --bytes B --plain "COUNT DIGEST" CHECK.tsv ROUNDS.tsv DAMAGED.tsv  (harness/peers.sh's)
 """
 
 import argparse
@@ -659,6 +660,145 @@ def serial_ns(by_strategy):
     return 2 * t2 - t1
 
 
+# harness/peers.sh: the threads each reader decodes on (2 where it takes a count; decompressed's
+# from a pipe: one, but for bzip2), and the readers that run the same C library as decompressed
+# on as many threads, whose target is 1.05 rather than 1.0 (issue 60); a reader of one thread's
+# is 0.6.
+PEER_THREADS = {"decompressed": 2, "noodles-bgzf": 2, "gzp": 2, "liblzma-mt": 2}
+PEER_SAME_C = {"noodles-bgzf": "libdeflate", "gzp": "libdeflate", "liblzma-mt": "liblzma"}
+PEER_BOUNDS = {"one thread": 0.6, "same C library": 1.05, "other": 1.0}
+
+
+def tsv_rows(path):
+    """A TSV with a header line: a dict a row."""
+    with open(path) as f:
+        names = f.readline().rstrip("\n").split("\t")
+        return [dict(zip(names, line.rstrip("\n").split("\t"))) for line in f]
+
+
+def peer_outcome(r, intact):
+    """What a reader made of a damaged file, from its exit status and its count and digest."""
+    status = int(r["exit"])
+    if status == 0:
+        count, digest = r["out"].split(" ") if " " in r["out"] else (r["out"], "")
+        if (int(count), digest) == intact:
+            return "success, all"
+        return "success with less" if int(count) < intact[0] else "success, other bytes"
+    return {1: "error", 101: "panic", 124: "hung"}.get(status, f"exit {status}")
+
+
+def peers(args):
+    """harness/peers.sh's tables: the check, decoded MB/s and ratios, and damaged files' outcomes."""
+    check = tsv_rows(args.check)
+    formats = list(dict.fromkeys(r["format"] for r in check))
+    readers = {f: list(dict.fromkeys(r["reader"] for r in check if r["format"] == f)) for f in formats}
+    print("## Every reader's decoded bytes, checked first\n")
+    print(f"Each reader that takes a format on its file, from the FILE and from a pipe: its count against "
+          f"`wc -c` of the text ({args.bytes} bytes), its digest against the text's. Only a reader "
+          "right on both is timed.\n")
+    print(header(["format", "reader", "FILE", "pipe"], 4))
+    wrong = set()
+    for f in formats:
+        for reader in readers[f]:
+            cells = []
+            for mode in ("file", "pipe"):
+                r = next(r for r in check if (r["format"], r["reader"], r["mode"]) == (f, reader, mode))
+                if r["exit"] == "0" and r["out"] == args.plain:
+                    cells.append("right")
+                    continue
+                wrong.add((f, reader))
+                if r["exit"] == "0":
+                    cells.append(f"**{r['out'].split(' ')[0]} bytes, exit 0**")
+                else:
+                    cells.append(f"**exit {r['exit']}**: {r['message']}")
+            print(row([f, f"`{reader}`", *cells]))
+
+    medians = shuffled_medians(args.rounds)
+    print("\n## Decoded MB/s\n")
+    print(f"Medians of the shuffled rounds (`rounds.py`, every row in every round); MB/s is {args.bytes} "
+          "decoded bytes over the median wall time, in 10^6 bytes a second; CPU is user + system "
+          "seconds of every thread of the run (the pipe's copying thread too), whose median beside "
+          "the wall time tells a reader that waited for a core from one that worked.\n")
+    print(header(["format", "reader", "threads", "FILE MB/s", "pipe MB/s", "FILE s", "pipe s",
+                  "FILE CPU s", "pipe CPU s"], 2))
+    for f in formats:
+        for reader in readers[f]:
+            if (f, reader) in wrong:
+                print(row([f, f"`{reader}`", "", "not timed: wrong bytes", "", "", "", "", ""]))
+                continue
+            runs = [medians[f"{f}/{reader}/{mode}"] for mode in ("file", "pipe")]
+            threads = PEER_THREADS.get(reader, 1)
+            print(row([f, f"`{reader}`", threads, *(f"{args.bytes / m['wall'] / 1e6:.0f}" for m in runs),
+                       *(f"{m['wall']:.3f}" for m in runs), *(f"{m['cpu']:.3f}" for m in runs)]))
+
+    print("\n## `decompressed` / the fastest peer, time\n")
+    print("The bound is the issue's: ≤ 0.6 where that peer decodes on one thread, ≤ 1.05 where it runs "
+          "the same C library as `decompressed` on as many threads, ≤ 1.0 otherwise.\n")
+    print(header(["format", "from", "fastest peer", "decompressed s", "peer s", "ratio", "target", ""], 3))
+    for f in formats:
+        for mode in ("file", "pipe"):
+            peers_timed = [p for p in readers[f] if p != "decompressed" and (f, p) not in wrong]
+            ours = f"{f}/decompressed/{mode}"
+            if not peers_timed or ours not in medians:
+                print(row([f, mode, "none timed", "", "", "", "", ""]))
+                continue
+            fastest = min(peers_timed, key=lambda p: medians[f"{f}/{p}/{mode}"]["wall"])
+            kind = ("same C library" if fastest in PEER_SAME_C
+                    else "one thread" if PEER_THREADS.get(fastest, 1) == 1 else "other")
+            bound = PEER_BOUNDS[kind]
+            a, b = medians[ours]["wall"], medians[f"{f}/{fastest}/{mode}"]["wall"]
+            print(row([f, mode, f"`{fastest}` ({kind})", f"{a:.3f}", f"{b:.3f}", f"{a / b:.3f}", f"≤ {bound}",
+                       "met" if a / b <= bound else "not met"]))
+
+    damaged = tsv_rows(args.damaged)
+    # Every intact file decodes to the plain text.
+    count, digest = args.plain.split(" ")
+    intact = (int(count), digest)
+    every = list(dict.fromkeys(r["reader"] for r in damaged))
+    print("\n## Damaged files: what each reader makes of them\n")
+    print("Each damaged file read from the FILE and from a pipe: `error` (exit 1), `success with less` "
+          "(exit 0, fewer bytes than the intact file), `success, all` (exit 0, every byte as intact: the "
+          "damage not seen), `success, other bytes`, `panic` (101), `hung` (stopped by `timeout`). "
+          "One word where FILE and pipe agree, else FILE / pipe. An empty cell: the reader does not "
+          "take the format; `wrong on the intact file`: its check above failed, so its damaged runs tell nothing more.\n")
+    print(header(["format", "damage", *(f"`{p}`" for p in every)], 2 + len(every)))
+    taken_as_success = {}
+    for f in dict.fromkeys(r["format"] for r in damaged):
+        for damage in dict.fromkeys(r["damage"] for r in damaged if r["format"] == f):
+            cells = []
+            for reader in every:
+                runs = {r["mode"]: r for r in damaged
+                        if (r["format"], r["damage"], r["reader"]) == (f, damage, reader)}
+                if not runs:
+                    cells.append("")
+                    continue
+                if (f, reader) in wrong:
+                    # Its damaged files say nothing the intact file's check has not.
+                    cells.append("wrong on the intact file")
+                    continue
+                outcomes = {mode: peer_outcome(r, intact) for mode, r in runs.items()}
+                for mode, outcome in outcomes.items():
+                    if outcome.startswith("success"):
+                        taken_as_success.setdefault(reader, []).append((f, damage, mode))
+                file_, pipe = outcomes["file"], outcomes["pipe"]
+                cells.append(file_ if file_ == pipe else f"{file_} / {pipe}")
+            print(row([f, damage, *cells]))
+    print("\nDamaged files read as success (exit 0), a FILE and a pipe each counted; zeros after an xz "
+          "stream, in fours, are stream padding, which xz allows, and counted apart:\n")
+    print(header(["reader", "read as success", "xz padding", "which"], 1))
+    for reader in every:
+        which = taken_as_success.get(reader, [])
+        padding = [w for w in which if w[:2] == ("xz", "zeros")]
+        print(row([f"`{reader}`", len(which) - len(padding), len(padding),
+                   "; ".join(f"{f} {damage} ({mode})" for f, damage, mode in which if (f, damage) != ("xz", "zeros"))]))
+    ours = [r for r in damaged if r["reader"] == "decompressed" and r["exit"] != "0" and r["mode"] == "file"]
+    if ours:
+        print("\n`decompressed`'s words on each damaged FILE it refused (its error, as the bench prints it):\n")
+        print(header(["format", "damage", "error"], 3))
+        for r in ours:
+            print(row([r["format"], r["damage"], r["message"].removeprefix("peers: decompressed: ")]))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="what", required=True)
@@ -706,8 +846,14 @@ def main():
     p = commands.add_parser("work")
     p.add_argument("--cores", type=int, default=2, help="the cores of a perfect split: the measuring machine's")
     p.add_argument("tsv")
+    p = commands.add_parser("peers")
+    p.add_argument("--bytes", type=int, required=True, help="the plain text's bytes")
+    p.add_argument("--plain", required=True, help="the plain text's `peers --digest` output")
+    p.add_argument("check", help="every reader once on each intact file, FILE and pipe")
+    p.add_argument("rounds", help="rounds.py's runs")
+    p.add_argument("damaged", help="every reader on each damaged file")
     args = parser.parse_args()
-    {"table": table, "pv": pv, "targets": targets, "latency": latency, "sweep": sweep, "scaling": scaling, "cachegrind": cachegrind,
+    {"peers": peers, "table": table, "pv": pv, "targets": targets, "latency": latency, "sweep": sweep, "scaling": scaling, "cachegrind": cachegrind,
      "ping-pong": ping_pong, "linelength": linelength, "work": work}[args.what](args)
 
 
