@@ -20,7 +20,8 @@ use crate::{BUFFER, BUFFERS, DECODED_HERE, Decoding, Failure, Regular, decode, d
 ///
 /// Once the decoded bytes end, a read tells how decoding ended: `Ok(0)` where the source was
 /// whole, else the error, after every byte decoded before the fault, saying where it is
-/// (`decompressing: …, after N decoded bytes`). A source cut short is never read as its end.
+/// (`decompressing: …, after N decoded bytes`). A source cut short inside a member, frame or
+/// stream is never read as its end (one cut between two members is a whole file of fewer).
 ///
 /// ```
 /// use std::io::{Read, Write};
