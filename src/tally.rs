@@ -193,25 +193,66 @@ impl<S: BuildHasher> Counts<S> {
         })
     }
 
-    /// Appends a `COUNT KEY` line a key to `out`, by count descending, then key ascending.
+    /// Appends a `COUNT KEY` line a key to `out`, by count descending, then key ascending. A
+    /// tally of many keys (`count-by 1`'s, about a key a line) is sorted in two halves, one on a
+    /// thread of its own started and joined here, where the machine has a second core: its end
+    /// is mostly the sort, and the workers that rendered the lines are done by then.
     pub fn render(self, out: &mut Vec<u8>) {
         let mut counts: Vec<_> = self
             .0
             .into_iter()
             .map(|(key, n)| (Reverse(n), key))
             .collect();
-        counts.sort_unstable();
+        let (mut first, mut second) = sorted_halves(&mut counts);
         // Sorted by count, equal counts are together: each is formatted once.
         let mut shown = (None, String::new());
-        for (Reverse(count), key) in counts {
-            if shown.0 != Some(count) {
-                shown = (Some(count), format!("{count} "));
+        loop {
+            // The two sorted halves merged as they are written.
+            let half = match (first.first(), second.first()) {
+                (Some(a), Some(b)) if b < a => &mut second,
+                (Some(_), _) => &mut first,
+                (None, Some(_)) => &mut second,
+                (None, None) => break,
+            };
+            let Some(((Reverse(count), key), rest)) = half.split_first() else {
+                break;
+            };
+            *half = rest;
+            if shown.0 != Some(*count) {
+                shown = (Some(*count), format!("{count} "));
             }
             out.extend_from_slice(shown.1.as_bytes());
             out.extend_from_slice(key.as_ref());
             out.push(b'\n');
         }
     }
+}
+
+/// The fewest entries whose sort is split between two threads: below, a thread's start costs
+/// more than half the sort saves.
+const SORTED_APART: usize = 1 << 16;
+
+/// `entries` sorted in two halves, each in order, the second on a thread of its own where the
+/// machine has a core to spare (at a tally's end the workers are done) and there are enough of
+/// them; else the first is all of them, sorted here. A thread that cannot start leaves its half
+/// to this one.
+fn sorted_halves<T: Ord + Send>(entries: &mut [T]) -> (&[T], &[T]) {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    if cores < 2 || entries.len() < SORTED_APART {
+        entries.sort_unstable();
+        return (entries, &[]);
+    }
+    let (first, second) = entries.split_at_mut(entries.len() / 2);
+    let sorted_apart = std::thread::scope(|scope| {
+        let apart = std::thread::Builder::new().spawn_scoped(scope, || second.sort_unstable());
+        first.sort_unstable();
+        let joined = apart.map(|sorting| sorting.join());
+        joined.map(|sorted| sorted.unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+    });
+    if sorted_apart.is_err() {
+        second.sort_unstable();
+    }
+    (first, second)
 }
 
 /// A [`Counts`] key: its bytes in place, up to [`INLINE_KEY`] of them (the first byte their
@@ -615,5 +656,34 @@ mod tests {
         ) {
             proptest::prop_assert_eq!(counted_in_two(&adds, cut), plainly_counted(&adds));
         }
+    }
+
+    /// Enough keys that their sort is split between two threads (where there are two cores),
+    /// with counts and first bytes that repeat across the halves: the halves merged as they are
+    /// written render what a plain count renders.
+    #[test]
+    fn counts_sorted_in_two_halves_render_in_one_order() {
+        let adds: Vec<(u64, Vec<u8>)> = (0..SORTED_APART as u64 * 2 + 3)
+            .map(|n| {
+                (
+                    n % 7,
+                    format!("{:04} {}", n % 1000, n * 7919 % 65_536).into_bytes(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            counted_in_two(&adds, adds.len() / 3),
+            plainly_counted(&adds)
+        );
+        let mut entries: Vec<u64> = (0..SORTED_APART as u64 + 1)
+            .map(|n| n * 7919 % 1013)
+            .collect();
+        let mut expected = entries.clone();
+        expected.sort();
+        let (first, second) = sorted_halves(&mut entries);
+        assert!(first.is_sorted() && second.is_sorted());
+        let mut merged = [first, second].concat();
+        merged.sort();
+        assert_eq!(merged, expected);
     }
 }
