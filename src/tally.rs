@@ -211,11 +211,10 @@ impl<S: BuildHasher> Counts<S> {
             let half = match (first.first(), second.first()) {
                 (Some(a), Some(b)) if b < a => &mut second,
                 (Some(_), _) => &mut first,
-                (None, Some(_)) => &mut second,
-                (None, None) => break,
+                (None, _) => &mut second,
             };
             let Some(((Reverse(count), key), rest)) = half.split_first() else {
-                break;
+                break; // both halves written
             };
             *half = rest;
             if shown.0 != Some(*count) {
@@ -237,8 +236,7 @@ const SORTED_APART: usize = 1 << 16;
 /// them; else the first is all of them, sorted here. A thread that cannot start leaves its half
 /// to this one.
 fn sorted_halves<T: Ord + Send>(entries: &mut [T]) -> (&[T], &[T]) {
-    let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    if cores < 2 || entries.len() < SORTED_APART {
+    if crate::cli::cores() < 2 || entries.len() < SORTED_APART {
         entries.sort_unstable();
         return (entries, &[]);
     }
