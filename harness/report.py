@@ -192,15 +192,18 @@ def round_medians(paths):
     return medians_of(runs)
 
 
+def tsv_rows(path):
+    """A TSV with a header line: a dict a row."""
+    with open(path) as f:
+        names = f.readline().rstrip("\n").split("\t")
+        return [dict(zip(names, line.rstrip("\n").split("\t"))) for line in f]
+
+
 def shuffled_medians(path):
     """rounds.py's runs (a line a run): medians_of them."""
     runs = {}
-    with open(path) as f:
-        names = f.readline().rstrip("\n").split("\t")
-        for line in f:
-            r = dict(zip(names, line.rstrip("\n").split("\t")))
-            runs.setdefault(r["name"], []).append(
-                (float(r["wall_s"]), float(r["user_s"]), float(r["system_s"])))
+    for r in tsv_rows(path):
+        runs.setdefault(r["name"], []).append((float(r["wall_s"]), float(r["user_s"]), float(r["system_s"])))
     return medians_of(runs)
 
 
@@ -241,11 +244,8 @@ def latency_medians(tsv):
     """latency-probe's runs: per (label, offered rate), in the order measured, the median of each
     figure over the rounds."""
     cells = {}
-    with open(tsv) as f:
-        columns = next(f).rstrip("\n").split("\t")
-        for line in f:
-            values = dict(zip(columns, line.rstrip("\n").split("\t")))
-            cells.setdefault((values["label"], values["offered"]), []).append(values)
+    for values in tsv_rows(tsv):
+        cells.setdefault((values["label"], values["offered"]), []).append(values)
     figures = ["lines", "achieved", "min_us", "p50_us", "p99_us", "p999_us", "max_us"]
     return {key: {name: statistics.median(float(run[name]) for run in runs) for name in figures}
             for key, runs in cells.items()}
@@ -667,13 +667,6 @@ def serial_ns(by_strategy):
 PEER_THREADS = {"decompressed": 2, "noodles-bgzf": 2, "gzp": 2, "liblzma-mt": 2}
 PEER_SAME_C = {"noodles-bgzf": "libdeflate", "gzp": "libdeflate", "liblzma-mt": "liblzma"}
 PEER_BOUNDS = {"one thread": 0.6, "same C library": 1.05, "other": 1.0}
-
-
-def tsv_rows(path):
-    """A TSV with a header line: a dict a row."""
-    with open(path) as f:
-        names = f.readline().rstrip("\n").split("\t")
-        return [dict(zip(names, line.rstrip("\n").split("\t"))) for line in f]
 
 
 def peer_outcome(r, intact):
