@@ -991,10 +991,12 @@ mod tests {
         lines
     }
 
+    /// A stream's lines come out as it is written, and its decoding has not ended while its
+    /// source is open; it has once the decoded bytes end.
     #[test]
     fn a_slowly_written_stream_comes_out_as_it_decodes() {
         let (reader, writer) = std::io::pipe().unwrap();
-        let (pipe, _decoding) =
+        let (pipe, decoding) =
             decode(File::from(std::os::fd::OwnedFd::from(reader)), ONE).unwrap();
         let mut lines = lines_of(pipe);
         let mut gzip = GzEncoder::new(writer, Compression::default());
@@ -1013,6 +1015,11 @@ mod tests {
             zstd.flush().unwrap();
             flushed.push(zstd.get_ref().len());
         }
+        assert!(!decoding.has_ended(), "ended while its source is open");
+        drop(gzip.finish().unwrap());
+        assert_eq!(next_line(&mut lines), None, "a line after the end");
+        assert!(decoding.has_ended(), "not ended once the decoded bytes have");
+        decoding.finish().unwrap();
         let (reader, mut writer) = std::io::pipe().unwrap();
         let (pipe, _decoding) =
             decode(File::from(std::os::fd::OwnedFd::from(reader)), ONE).unwrap();
