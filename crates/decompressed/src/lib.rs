@@ -242,6 +242,10 @@ const KEPT_HERE: usize = 16;
 /// their reader has not taken: each decoded whole may hold up to `KEPT_HERE` buffers (4 MiB), and
 /// together no more than [`DECODED_HELD`].
 pub const QUEUED: usize = DECODED_HELD / (KEPT_HERE * BUFFER);
+const _: () = assert!(
+    QUEUED >= 1 && QUEUED * KEPT_HERE * BUFFER <= DECODED_HELD,
+    "room for one small FILE decoded ahead, and all of them within DECODED_HELD"
+);
 
 /// A small file decoded whole: its decoded buffers and how decoding ended.
 #[derive(Debug)]
