@@ -686,16 +686,25 @@ mod tests {
         }
     }
 
-    /// A panic while the last decoded bytes are handed on is the source's failure, told as any
-    /// other: it ended the thread without a word, which `finish` could only guess at.
+    /// A panic while decoding or while the last decoded bytes are handed on is the source's
+    /// failure, told as any other with its message, a literal's or a formatted one's: it ended
+    /// the thread without a word, which `finish` could only guess at.
     #[test]
-    fn a_panic_handing_on_the_last_bytes_is_told_as_the_failure() {
-        let decoding = start(FlushPanics, |_| Ok(())).unwrap();
-        let ended = decoding
-            .ended
-            .recv_timeout(std::time::Duration::from_secs(60));
-        let reason = reason(ended.expect("the thread ended without a word"));
+    fn a_panic_decoding_or_handing_on_the_last_bytes_is_told_as_the_failure() {
+        let told = |decoding: Decoding| {
+            let ended = decoding
+                .ended
+                .recv_timeout(std::time::Duration::from_secs(60));
+            reason(ended.expect("the thread ended without a word"))
+        };
+        let reason = told(start(FlushPanics, |_| Ok(())).unwrap());
         assert!(reason.contains("flushing failed"), "{reason}");
+        let at = 7;
+        let reason = told(start(FlushPanics, move |_| panic!("decoding failed at {at}")).unwrap());
+        assert!(
+            reason.contains("the decoder panicked: decoding failed at 7"),
+            "{reason}"
+        );
     }
 
     #[test]
@@ -1000,8 +1009,7 @@ mod tests {
     #[test]
     fn a_slowly_written_stream_comes_out_as_it_decodes() {
         let (reader, writer) = std::io::pipe().unwrap();
-        let (pipe, decoding) =
-            decode(File::from(std::os::fd::OwnedFd::from(reader)), ONE).unwrap();
+        let (pipe, decoding) = decode(File::from(std::os::fd::OwnedFd::from(reader)), ONE).unwrap();
         let mut lines = lines_of(pipe);
         let mut gzip = GzEncoder::new(writer, Compression::default());
         let mut zstd = ::zstd::Encoder::new(Vec::new(), 3).unwrap();
@@ -1022,7 +1030,10 @@ mod tests {
         assert!(!decoding.has_ended(), "ended while its source is open");
         drop(gzip.finish().unwrap());
         assert_eq!(next_line(&mut lines), None, "a line after the end");
-        assert!(decoding.has_ended(), "not ended once the decoded bytes have");
+        assert!(
+            decoding.has_ended(),
+            "not ended once the decoded bytes have"
+        );
         decoding.finish().unwrap();
         let (reader, mut writer) = std::io::pipe().unwrap();
         let (pipe, _decoding) =
