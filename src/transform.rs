@@ -220,10 +220,9 @@ fn avx2_nth_field() -> Option<NthField> {
     fn nth_field_avx2(rest: &[u8], n: usize) -> (&[u8], usize) {
         nth_field::<true>(rest, n)
     }
-    let runs = is_x86_feature_detected!("avx2")
-        && is_x86_feature_detected!("popcnt")
-        && is_x86_feature_detected!("bmi1");
-    // SAFETY: handed out only where the check above found the features on this CPU.
+    // The kernel's AVX2 renderer is compiled for the same three features and checks for them.
+    let runs = kernel::Implementation::Avx2.is_available();
+    // SAFETY: handed out only where the kernel's check found the features on this CPU.
     runs.then_some(|rest, n| unsafe { nth_field_avx2(rest, n) })
 }
 
