@@ -29,9 +29,6 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Once, PoisonError};
 use std::thread;
-use std::time::Duration;
-
-use bytes::{Buf, Bytes};
 
 use clap::{Args as _, Command};
 
@@ -44,9 +41,9 @@ use crate::cli::{
 use crate::error::{Context, Error, Failures, panic_message};
 use crate::io::sources::Sources;
 use crate::io::{FileInput, Stdout};
-use crate::stats::Stats;
+use crate::stats::{LinesWritten, Stats};
 use crate::strategy::{baseline, batched, pipeline, std_baseline, streamer};
-use crate::tally::{Tallying, render_line_in_memory};
+use crate::tally::Tallying;
 use fd_facts as fd;
 
 /// How messages name the output.
@@ -306,12 +303,13 @@ fn filter<T: Tallying>(
     program: &'static str,
     common: &CommonArgs,
     transform: T,
-    strategy: impl FnOnce(Observed<T>, FileInput, Stdout) -> Result<Stats, Error>,
+    strategy: impl FnOnce(T, FileInput, LinesWritten<Stdout>) -> Result<Stats, Error>,
 ) -> ExitCode {
-    observed_run(program, common, transform, |transform, failures| {
+    observed_run(program, common, |counted, failures| {
         let stdout = Stdout::open()?;
         let input = FileInput::new(sources(common), Some(watched(&stdout)?));
-        strategy(transform, input.handing_failures_to(failures), stdout)
+        let output = LinesWritten::new(stdout, counted);
+        strategy(transform, input.handing_failures_to(failures), output)
     })
 }
 
@@ -322,37 +320,34 @@ fn filter_async<T: Tallying, F: Future<Output = Result<Stats, Error>>>(
     common: &CommonArgs,
     flavor: Flavor,
     transform: T,
-    strategy: impl FnOnce(Observed<T>, AsyncFileInput, AsyncFile) -> F,
+    strategy: impl FnOnce(T, AsyncFileInput, LinesWritten<AsyncFile>) -> F,
 ) -> ExitCode {
-    observed_run(program, common, transform, |transform, failures| {
+    observed_run(program, common, |counted, failures| {
         let stdout = Stdout::open()?;
         let input = AsyncFileInput::new(sources(common), Some(watched(&stdout)?))
             .handing_failures_to(failures);
         runtime::block_on(flavor, || {
-            strategy(transform, input, AsyncFile::new(stdout.into_file(), true))
+            let output = LinesWritten::new(AsyncFile::new(stdout.into_file(), true), counted);
+            strategy(transform, input, output)
         })
     })
 }
 
-/// Runs `run` with `transform` observed as the binary `program`, under the policy above, and
-/// returns the status to exit with: a failure's, or else the one the run ended with.
-fn observed_run<T: Tallying>(
+/// Runs `run` as the binary `program`, under the policy above, handing it where the newlines
+/// it writes are counted (for `--stats`, and only then), and returns the status to exit with: a
+/// failure's, or else the one the run ended with.
+fn observed_run(
     program: &'static str,
     common: &CommonArgs,
-    transform: T,
-    run: impl FnOnce(Observed<T>, Failures) -> Result<Stats, Error>,
+    run: impl FnOnce(Option<Arc<AtomicU64>>, Failures) -> Result<Stats, Error>,
 ) -> ExitCode {
     quiet_panics();
     let lines_written = Arc::new(AtomicU64::new(0));
-    let transform = Observed {
-        transform,
-        counting: common.stats,
-        lines_written: Arc::clone(&lines_written),
-    };
+    let counted = common.stats.then(|| Arc::clone(&lines_written));
     let mut status = ExitCode::SUCCESS;
     let ran = exit_status(program, io::stderr(), |failures| {
         enlarge_stdio();
-        let mut stats = run(transform, failures)?;
+        let mut stats = run(counted, failures)?;
         stats.lines_written = lines_written.load(Ordering::Relaxed);
         status = stats.status;
         Ok(summary(program, common, &stats))
@@ -361,88 +356,6 @@ fn observed_run<T: Tallying>(
         status
     } else {
         ran
-    }
-}
-
-/// A filter's transform as its run renders it: the lines its renderings and its summary write
-/// counted where `--stats` asks. Without `--stats` it costs a test a rendering: on 4 MB of
-/// licences and man pages, `std-baseline` ran 1.5 % more instructions than before it, `streamer`
-/// 1.2 % and `batched --threads 1` 1.1 % (cachegrind).
-struct Observed<T: Tallying> {
-    transform: T,
-    /// Whether lines written are counted: only for `--stats`, as counting reads the output.
-    counting: bool,
-    /// Newlines the renderings wrote, where they are counted.
-    lines_written: Arc<AtomicU64>,
-}
-
-impl<T: Tallying> Observed<T> {
-    /// Counts the lines of what `out` holds from `start` on, where asked: the slice is taken
-    /// only then, so that a run without `--stats` pays a test a rendering, no bounds check.
-    #[inline(always)]
-    fn count(&self, out: &[u8], start: usize) {
-        if self.counting {
-            let lines = memchr::memchr_iter(b'\n', &out[start..]).count();
-            self.lines_written
-                .fetch_add(lines as u64, Ordering::Relaxed);
-        }
-    }
-}
-
-impl<T: Tallying> Tallying for Observed<T> {
-    type Tally = T::Tally;
-
-    #[inline(always)]
-    fn most_added(&self) -> usize {
-        self.transform.most_added()
-    }
-
-    #[inline(always)]
-    fn cost_a_line(&self) -> Duration {
-        self.transform.cost_a_line()
-    }
-
-    #[inline(always)]
-    fn render_line(&self, tally: &mut T::Tally, out: &mut Vec<u8>, line: &[u8]) {
-        let start = out.len();
-        self.transform.render_line(tally, out, line);
-        self.count(out, start);
-    }
-
-    #[inline(always)]
-    fn render_chunk(
-        &self,
-        tally: &mut T::Tally,
-        out: &mut Vec<u8>,
-        chunk: &[u8],
-    ) -> Result<u64, Error> {
-        let start = out.len();
-        let lines = self.transform.render_chunk(tally, out, chunk)?;
-        self.count(out, start);
-        Ok(lines)
-    }
-
-    /// The transform's own shared rendering, whose bytes cannot be read without being taken:
-    /// where lines are counted, they are counted in its line rendering, the same bytes, made
-    /// aside (`--stats` only) with a tally that is then dropped, so that the rendering written
-    /// is the same type either way and the lines are tallied once.
-    #[inline(always)]
-    fn render_shared<'a>(
-        &'a self,
-        tally: &mut T::Tally,
-        line: Bytes,
-    ) -> Result<impl Buf + use<'a, T>, Error> {
-        if self.counting {
-            render_line_in_memory(self, &mut T::Tally::default(), &mut Vec::new(), &line)?;
-        }
-        self.transform.render_shared(tally, line)
-    }
-
-    fn end(&self, tally: T::Tally, out: &mut Vec<u8>) -> ExitCode {
-        let start = out.len();
-        let status = self.transform.end(tally, out);
-        self.count(out, start);
-        status
     }
 }
 

@@ -5,8 +5,15 @@
 //! this project: does per-line hand-off cost more than the work itself?
 
 use std::fmt::Write as _;
+use std::io::{self, Write};
+use std::pin::Pin;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll, ready};
 use std::time::{Duration, Instant};
+
+use tokio::io::AsyncWrite;
 
 /// Busy and waiting time of one stage (a thread or task), measured only when `--stats` asks.
 #[derive(Debug, Clone)]
@@ -131,6 +138,63 @@ impl Stats {
     }
 }
 
+/// A run's output, the newlines of what it writes counted where `--stats` asks: counted at each
+/// write, whatever rendered the bytes, so that a run without `--stats` pays a test a write, not
+/// one a line, and every byte written (the renderings, a tally's summary) is counted once.
+#[derive(Debug)]
+pub(crate) struct LinesWritten<W> {
+    output: W,
+    /// Where the newlines written are added up, when they are counted.
+    counted: Option<Arc<AtomicU64>>,
+}
+
+impl<W> LinesWritten<W> {
+    /// `output`, its newlines added to `counted` where given.
+    pub(crate) fn new(output: W, counted: Option<Arc<AtomicU64>>) -> Self {
+        LinesWritten { output, counted }
+    }
+
+    fn count(&self, written: &[u8]) {
+        if let Some(counted) = &self.counted {
+            let lines = memchr::memchr_iter(b'\n', written).count();
+            counted.fetch_add(lines as u64, Ordering::Relaxed);
+        }
+    }
+}
+
+impl<W: Write> Write for LinesWritten<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let written = self.output.write(buf)?;
+        self.count(&buf[..written]);
+        Ok(written)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.output.flush()
+    }
+}
+
+impl<W: AsyncWrite + Unpin> AsyncWrite for LinesWritten<W> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        let written = ready!(Pin::new(&mut this.output).poll_write(cx, buf))?;
+        this.count(&buf[..written]);
+        Poll::Ready(Ok(written))
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().output).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.get_mut().output).poll_shutdown(cx)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -171,5 +235,45 @@ mod tests {
         std::thread::sleep(Duration::from_millis(1));
         off.busy();
         assert_eq!(off.busy, Duration::ZERO);
+    }
+
+    /// A writer that takes at most three bytes a write.
+    struct Short(Vec<u8>);
+
+    impl Write for Short {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            let taken = buf.len().min(3);
+            self.0.extend_from_slice(&buf[..taken]);
+            Ok(taken)
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// docs/CONTRACT.md §13.3: the newlines a write took are counted, the rest of a short write's
+    /// once it is written; nothing where they are not counted. The same through the async face.
+    #[test]
+    fn lines_written_are_the_newlines_each_write_took() {
+        let counted = Arc::new(AtomicU64::new(0));
+        let mut output = LinesWritten::new(Short(Vec::new()), Some(Arc::clone(&counted)));
+        assert_eq!(output.write(b"a\n\nbc\n").unwrap(), 3);
+        assert_eq!(counted.load(Ordering::Relaxed), 2);
+        output.write_all(b"bc\nd").unwrap();
+        assert_eq!(counted.load(Ordering::Relaxed), 3);
+        assert_eq!(output.output.0, b"a\n\nbc\nd");
+
+        let mut uncounted = LinesWritten::new(Short(Vec::new()), None);
+        uncounted.write_all(b"a\n").unwrap();
+        assert_eq!(uncounted.output.0, b"a\n");
+
+        let counted = Arc::new(AtomicU64::new(0));
+        let mut output = LinesWritten::new(Vec::new(), Some(Arc::clone(&counted)));
+        crate::async_io::on_runtime(async {
+            tokio::io::AsyncWriteExt::write_all(&mut output, b"one\ntwo\n").await
+        })
+        .unwrap();
+        assert_eq!(counted.load(Ordering::Relaxed), 2);
     }
 }

@@ -360,6 +360,31 @@ fn grep_stats_tell_lines_read_and_written() {
     );
 }
 
+/// docs/CONTRACT.md §13.4: a tally's summary is written through the run's output, so `--stats`
+/// counts it in the lines and bytes out, however the run is split into chunks.
+#[test]
+fn a_tallys_summary_is_counted_in_the_stats_lines_out() {
+    let Some(text) = licences() else { return };
+    for settings in TALLY_SETTINGS {
+        let args = [&["--stats"], settings, &["1"]].concat();
+        let finished = run_command(example("count-by", &args), &text);
+        let newlines = |bytes: &[u8]| bytes.iter().filter(|&&byte| byte == b'\n').count();
+        assert!(finished.status.success() && newlines(&finished.stdout) > 1);
+        let expected = format!(
+            "count-by: {} lines in, {} lines out, {} bytes in, {} bytes out, ",
+            newlines(&text),
+            newlines(&finished.stdout),
+            text.len(),
+            finished.stdout.len()
+        );
+        assert!(
+            finished.stderr.starts_with(&expected),
+            "{settings:?}: {:?}",
+            finished.stderr
+        );
+    }
+}
+
 /// docs/CONTRACT.md §13: `redact [--replace WITH] PATTERN` writes what `sed -E
 /// 's/PATTERN/WITH/g'` writes (a last line given its newline, §2.1), on real text, for patterns
 /// and replacements that hold nothing special to sed: every line rendered, some longer than the

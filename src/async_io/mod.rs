@@ -23,9 +23,10 @@ pub use file::AsyncFile;
 pub use input::{AsyncFileInput, AsyncInput};
 pub use output::AsyncOutput;
 
-/// Runs `body` on a current-thread runtime with I/O enabled: for this layer's tests.
+/// Runs `body` on a current-thread runtime with I/O enabled: for the tests of this layer and of
+/// what writes through it.
 #[cfg(test)]
-fn on_runtime<T>(body: impl Future<Output = T>) -> T {
+pub(crate) fn on_runtime<T>(body: impl Future<Output = T>) -> T {
     tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .build()
