@@ -202,11 +202,16 @@ impl Filter {
     /// The filter's command line, its own arguments `A` first and then the toolkit's with `S`'s
     /// knobs; or why `A` cannot stand beside them.
     fn command<S: clap::Args, A: clap::Args>(&self) -> Result<Command, String> {
-        let mut toolkit = FilterArgs::<S, ()>::augment_args(Command::new(self.name));
-        // Built, so that `--help` and `--version`, which clap adds then, are among its options.
-        toolkit.build();
-        if let Some(clash) = cli::clash(&A::augment_args(Command::new(self.name)), &toolkit) {
-            return Err(clash);
+        let own = A::augment_args(Command::new(self.name));
+        // Only arguments of its own can clash: the toolkit's command is built twice only where
+        // there are some, not at each start of the five binaries.
+        if own.get_arguments().next().is_some() {
+            let mut toolkit = FilterArgs::<S, ()>::augment_args(Command::new(self.name));
+            // Built, so that `--help` and `--version`, which clap adds then, are among its options.
+            toolkit.build();
+            if let Some(clash) = cli::clash(&own, &toolkit) {
+                return Err(clash);
+            }
         }
         Ok(FilterArgs::<S, A>::augment_args(Command::new(self.name))
             .version(self.version)
