@@ -326,6 +326,55 @@ impl<B: Buffers> Drop for Filling<B> {
 /// A regular file's decoded bytes, handed on to its reader a whole buffer at a time.
 pub(super) type BuffersOut = Filling<ToReader>;
 
+/// A stream's decoded bytes for a reader in memory ([`Reader`](crate::Reader)): what each read
+/// of the decoder gives, sent at once in the buffer it was decoded into. A stream may be live and
+/// pause anywhere, so no buffer waits to fill, and none is cut at a line end: its reader reads
+/// bytes, not lines.
+pub(super) struct Passing {
+    buffers: ToReader,
+    /// The buffer being decoded into, [`BUFFER`] bytes long, or empty when none is.
+    buffer: Vec<u8>,
+}
+
+impl Passing {
+    pub(super) fn new(buffers: ToReader) -> Self {
+        Passing {
+            buffers,
+            buffer: Vec::new(),
+        }
+    }
+}
+
+impl Out for Passing {
+    fn room(&mut self) -> Option<&mut [u8]> {
+        if self.buffer.is_empty() {
+            let mut buffer = self.buffers.empty()?;
+            buffer.resize(BUFFER, 0);
+            self.buffer = buffer;
+        }
+        Some(&mut self.buffer)
+    }
+
+    fn filled(&mut self, n: usize) -> bool {
+        let bytes = std::mem::take(&mut self.buffer);
+        self.buffers.full(Decoded { bytes, len: n }) && self.buffers.send_unsent()
+    }
+
+    fn flush(&mut self) {
+        self.buffers.flush();
+    }
+
+    fn spares(&self) -> Option<&SpareBuffers> {
+        Some(&self.buffers.spares)
+    }
+}
+
+impl Drop for Passing {
+    fn drop(&mut self) {
+        self.buffers.spares.keep(std::mem::take(&mut self.buffer));
+    }
+}
+
 /// How many full buffers go to the reader together. The reader, faster than the decoder, waits
 /// for each, parked, and waking it took the decoder 4 % of the CPU time of `batched -z` on the
 /// main job's manual pages (a cross-core wake-up on a virtual machine); together, one wakes it

@@ -31,7 +31,7 @@
 //! ## How
 //!
 //! A compressed source is decoded on a thread of its own, its bytes handed to the reader in
-//! memory (a regular file) or through a pipe (a stream).
+//! memory; a stream's through a pipe instead for a caller that waits on descriptors ([`decode`]).
 //!
 //! A regular file's format is sniffed before it is decoded ([`sniff_file`]), a stream's by the
 //! decoder as it reads it. Which sources are decoded, and how each is handed on, is the caller's
@@ -46,12 +46,13 @@
 //! Why two ways to hand the bytes on: a regular file is never live, so its decoded bytes go in
 //! whole buffers over a bounded channel ([`decode_file`], read with [`DecodedFile`]), recycled,
 //! with no system call and no kernel copy; at zstd's speed (about 1 GB/s) a pipe's write and read,
-//! each a copy through the kernel, cost more than the decoding. A stream may be live: its bytes go
-//! through a pipe ([`decode`]), whose read end is a stream like stdin, so waiting for input while
-//! watching the output's reader, readiness, the reactor and writing when input is idle work
-//! unchanged in every driver. Each decoded buffer is written as soon as the decoder hands it on,
-//! and the decoder hands on what it has whenever its input pauses, so a slowly written compressed
-//! stream still comes out line by line.
+//! each a copy through the kernel, cost more than the decoding. A stream may be live: [`Reader`]
+//! takes its bytes in memory too, but each read of the decoder is sent at once, however few bytes
+//! it gave, rather than a whole buffer; [`decode`] hands them through a pipe, whose read end is a
+//! stream like stdin, so that waiting for input while watching the output's reader, readiness,
+//! the reactor and writing when input is idle work unchanged in every one of linewright's
+//! drivers. Either way the decoder hands on what it has whenever its input pauses, so a slowly
+//! written compressed stream still comes out line by line.
 //!
 //! The thread ends at the source's end, at a failure, or when its reader has gone. Before the
 //! decoded bytes end (the pipe closes, the channel disconnects) it sends how decoding ended,
@@ -88,7 +89,7 @@ mod zstd;
 
 pub use format::{Format, sniff_file};
 pub use handoff::DecodedFile;
-use handoff::{Decoded, Filling, Kept, Out, PipeOut, ToReader};
+use handoff::{Decoded, Filling, Kept, Out, Passing, PipeOut, ToReader};
 pub use reader::Reader;
 use source::Undecoded;
 pub use spares::SpareBuffers;
@@ -188,6 +189,25 @@ pub fn decode(source: File, threads: NonZeroUsize) -> io::Result<(File, Decoding
         run(Undecoded::new(source), None, threads, out)
     })?;
     Ok((File::from(OwnedFd::from(reader)), decoding))
+}
+
+/// [`decode`] for a reader in memory ([`Reader`]): the stream's decoded bytes handed over as each
+/// read of its decoder gives them, at most `buffers` (at least one) that the reader has not taken,
+/// made from `spares` where it has some and kept there once done with.
+fn decode_stream(
+    source: File,
+    threads: NonZeroUsize,
+    buffers: usize,
+    spares: &SpareBuffers,
+) -> io::Result<(DecodedFile, Decoding)> {
+    let buffers = buffers.max(1);
+    let (to_reader, full) = bounded(buffers);
+    let (to_decoder, empty) = bounded(buffers);
+    let out = Passing::new(ToReader::new(to_reader, empty, buffers, spares.clone()));
+    let decoding = start(out, move |out| {
+        run(Undecoded::new(source), None, threads, out)
+    })?;
+    Ok((DecodedFile::new(full, to_decoder, spares.clone()), decoding))
 }
 
 /// Starts decoding a regular file that holds `format` (sniffed with [`sniff_file`]): where it

@@ -2,21 +2,22 @@
 //! failure told after the bytes decoded before it.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read, Seek};
+use std::io::{self, BufRead, Read, Seek};
 use std::num::NonZeroUsize;
 use std::path::Path;
 
 use crate::format::sniff_file;
 use crate::handoff::DecodedFile;
 use crate::spares::SpareBuffers;
-use crate::{BUFFER, BUFFERS, DECODED_HERE, Decoding, Failure, Regular, decode, decode_file};
+use crate::{BUFFERS, DECODED_HERE, Decoding, Failure, Regular, decode_file, decode_stream};
 
 /// The decoded bytes of a file or stream, whatever it holds: gzip members, zstd frames, xz
 /// streams, an `.lzma` stream, bzip2 streams, LZ4 frames, each told by its first bytes and decoded
 /// to the source's end; anything else passes through as it is (`zcat -f`), and compress's `.Z`
 /// is refused. A regular file is decoded on up to `threads` threads where its layout allows
-/// (zstd frames, BGZF members, xz blocks, bzip2 blocks), its bytes handed over in memory; a
-/// stream (a pipe, a terminal, a socket) on a thread of its own, through a pipe, as they come.
+/// (zstd frames, BGZF members, xz blocks, bzip2 blocks); a stream (a pipe, a terminal, a socket)
+/// on a thread of its own, its bytes handed on as they come (a live stream's lines as they are
+/// written). Either way the decoded bytes come over in memory, in buffers the reader recycles.
 ///
 /// Once the decoded bytes end, a read tells how decoding ended: `Ok(0)` where the source was
 /// whole, else the error, after every byte decoded before the fault, saying where it is
@@ -39,20 +40,11 @@ use crate::{BUFFER, BUFFERS, DECODED_HERE, Decoding, Failure, Regular, decode, d
 /// ```
 #[derive(Debug)]
 pub struct Reader {
-    bytes: Bytes,
+    bytes: DecodedFile,
     /// How decoding ends, taken once the bytes have ended.
     decoding: Option<Decoding>,
     /// The decoded bytes read so far: where a fault is, as its error tells it.
     read: u64,
-}
-
-/// Where the decoded bytes come from.
-#[derive(Debug)]
-enum Bytes {
-    /// A regular file's, handed over in memory.
-    InMemory(DecodedFile),
-    /// A stream's, through the decoder's pipe.
-    Piped(BufReader<File>),
 }
 
 impl Reader {
@@ -68,34 +60,25 @@ impl Reader {
         Reader::with_buffers(file, threads, BUFFERS)
     }
 
-    /// [`new`](Self::new), holding at most `buffers` decoded buffers of [`BUFFER`] bytes that
-    /// the reader has not taken (at least one; [`BUFFERS`] unless told): the memory bound the
-    /// caller sets, beside what each decoder holds of its own (a frame's or block's window,
-    /// docs/CONTRACT.md §12.4). A stream's bytes wait in its pipe instead, which the kernel
-    /// bounds (1 MiB where it lets a pipe grow so large).
+    /// [`new`](Self::new), holding at most `buffers` decoded buffers of [`BUFFER`](crate::BUFFER)
+    /// bytes that the reader has not taken (at least one; [`BUFFERS`] unless told): the memory
+    /// bound the caller sets, a file's or a stream's alike, beside what each decoder holds of its
+    /// own (a frame's or block's window, docs/CONTRACT.md §12.4).
     pub fn with_buffers(
         mut file: File,
         threads: NonZeroUsize,
         buffers: usize,
     ) -> io::Result<Reader> {
         let metadata = file.metadata()?;
+        let spares = SpareBuffers::default();
         let (bytes, decoding) = match metadata.is_file() {
             true => {
                 let offset = file.stream_position()?;
                 let source = Regular::at(file, offset, metadata.len());
                 let format = sniff_file(&source)?;
-                let spares = SpareBuffers::default();
-                let (decoded, decoding) =
-                    decode_file(source, format, buffers, threads, DECODED_HERE, &spares)?;
-                (Bytes::InMemory(decoded), decoding)
+                decode_file(source, format, buffers, threads, DECODED_HERE, &spares)?
             }
-            false => {
-                let (pipe, decoding) = decode(file, threads)?;
-                (
-                    Bytes::Piped(BufReader::with_capacity(BUFFER, pipe)),
-                    decoding,
-                )
-            }
+            false => decode_stream(file, threads, buffers, &spares)?,
         };
         Ok(Reader {
             bytes,
@@ -130,24 +113,14 @@ impl Read for Reader {
 
 impl BufRead for Reader {
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
-        let at_end = match &mut self.bytes {
-            Bytes::InMemory(decoded) => decoded.unread().is_empty(),
-            Bytes::Piped(pipe) => pipe.fill_buf()?.is_empty(),
-        };
-        if at_end {
+        if self.bytes.unread().is_empty() {
             self.ended()?;
         }
-        Ok(match &mut self.bytes {
-            Bytes::InMemory(decoded) => decoded.unread(),
-            Bytes::Piped(pipe) => pipe.buffer(),
-        })
+        Ok(self.bytes.unread())
     }
 
     fn consume(&mut self, n: usize) {
         self.read += n as u64;
-        match &mut self.bytes {
-            Bytes::InMemory(decoded) => decoded.consume(n),
-            Bytes::Piped(pipe) => pipe.consume(n),
-        }
+        self.bytes.consume(n);
     }
 }

@@ -1,7 +1,7 @@
 //! `Reader`, the crate's face (docs/CONTRACT.md §12.7), against the formats' own encoders: every
 //! format from a regular file and from a pipe decodes to what was encoded, two members or streams
 //! in a row; a source cut short or followed by garbage gives the bytes before the fault, then an
-//! error, never the end.
+//! error, never the end; a stream written slowly comes out line by line.
 
 use std::fs::File;
 use std::io::{self, BufRead, Read, Write};
@@ -154,6 +154,43 @@ fn the_end_is_told_once_and_then_stays_the_end() {
     let mut reader = Reader::new(regular(&bytes), NonZeroUsize::MIN).unwrap();
     assert!(reader.read_to_end(&mut Vec::new()).is_err());
     assert!(reader.fill_buf().unwrap().is_empty());
+}
+
+/// A stream's lines come out of the reader as they are written, each once the stream so far
+/// decodes to it (a gzip sync flush, a zstd block flushed), while the source stays open; then the
+/// end. A buffer held until it fills, or until a second one is ready, fails here.
+#[test]
+fn a_slowly_written_stream_comes_out_line_by_line() {
+    for format in ["gzip", "zstd"] {
+        let (source, writer) = io::pipe().unwrap();
+        let reader = Reader::new(
+            File::from(std::os::fd::OwnedFd::from(source)),
+            NonZeroUsize::MIN,
+        );
+        let (send, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in reader.unwrap().lines() {
+                if send.send(line.unwrap()).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut encoder: Box<dyn Write> = match format {
+            "gzip" => Box::new(flate2::write::GzEncoder::new(
+                writer,
+                flate2::Compression::new(6),
+            )),
+            _ => Box::new(zstd::Encoder::new(writer, 3).unwrap().auto_finish()),
+        };
+        let next = || lines.recv_timeout(pipelines_testing::DEADLINE).ok();
+        for line in ["first", "second"] {
+            writeln!(encoder, "{line}").unwrap();
+            encoder.flush().unwrap();
+            assert_eq!(next().as_deref(), Some(line), "{format} held it back");
+        }
+        drop(encoder);
+        assert_eq!(next(), None, "{format}: a line after the end");
+    }
 }
 
 proptest! {
