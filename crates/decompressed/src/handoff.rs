@@ -753,6 +753,29 @@ mod tests {
         assert_eq!(handed_on(std::slice::from_ref(&full)), [full]);
     }
 
+    /// A stream's read goes to the reader at once, whole, in the buffer it was decoded into,
+    /// whatever line ends it holds and however few its bytes; a buffer being decoded into when
+    /// the decoder ends is kept spare.
+    #[test]
+    fn a_streams_read_is_passed_on_at_once_and_whole() {
+        let (to_reader, full) = bounded(4);
+        let (_to_decoder, empty) = bounded(4);
+        let spares = SpareBuffers::default();
+        let mut out = Passing::new(ToReader::new(to_reader, empty, 4, spares.clone()));
+        let room = out.room().unwrap();
+        assert_eq!(room.len(), BUFFER);
+        room[..5].copy_from_slice(b"a\nbc\n");
+        let decoded_into = room.as_ptr();
+        assert!(out.filled(3));
+        let passed = full.try_recv().expect("held back");
+        assert_eq!(passed.held(), b"a\nb");
+        assert_eq!(passed.bytes.as_ptr(), decoded_into, "copied");
+        let being_filled = out.room().unwrap().as_ptr();
+        drop(out);
+        let kept = spares.take_buffer();
+        assert_eq!(kept.as_ptr(), being_filled, "not kept spare");
+    }
+
     /// Kept has room for `most` buffers: the next asked for finds none and says it overflowed.
     #[test]
     fn kept_has_room_for_its_buffers_and_no_more() {
