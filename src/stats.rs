@@ -252,6 +252,51 @@ mod tests {
         }
     }
 
+    /// A writer whose flushes and shutdown fail: what is asked of the counted writer reaches it.
+    struct Unflushable;
+
+    impl Write for Unflushable {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Err(io::Error::other("flush"))
+        }
+    }
+
+    impl AsyncWrite for Unflushable {
+        fn poll_write(
+            self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+            buf: &[u8],
+        ) -> Poll<io::Result<usize>> {
+            Poll::Ready(Ok(buf.len()))
+        }
+
+        fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Poll::Ready(Err(io::Error::other("flush")))
+        }
+
+        fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Poll::Ready(Err(io::Error::other("shutdown")))
+        }
+    }
+
+    /// Flushing and shutting down are the output's own, through either face.
+    #[test]
+    fn lines_written_flushes_and_shuts_down_the_output() {
+        let mut output = LinesWritten::new(Unflushable, None);
+        assert!(output.flush().is_err());
+        crate::async_io::on_runtime(async {
+            use tokio::io::AsyncWriteExt;
+            let flushed = AsyncWriteExt::flush(&mut output).await;
+            assert_eq!(flushed.unwrap_err().to_string(), "flush");
+            let shut = output.shutdown().await;
+            assert_eq!(shut.unwrap_err().to_string(), "shutdown");
+        });
+    }
+
     /// docs/CONTRACT.md §13.3: the newlines a write took are counted, the rest of a short write's
     /// once it is written; nothing where they are not counted. The same through the async face.
     #[test]
