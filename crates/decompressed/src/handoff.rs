@@ -360,13 +360,9 @@ impl Out for Passing {
         self.buffers.full(Decoded { bytes, len: n }) && self.buffers.send_unsent()
     }
 
-    fn flush(&mut self) {
-        self.buffers.flush();
-    }
-
-    fn spares(&self) -> Option<&SpareBuffers> {
-        Some(&self.buffers.spares)
-    }
+    /// Every read was sent at once: nothing is held. A stream's decoder keeps no state spare
+    /// (the default `spares`): one source a reader, there is no next decoder to take it.
+    fn flush(&mut self) {}
 }
 
 impl Drop for Passing {
