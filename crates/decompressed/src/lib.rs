@@ -200,14 +200,24 @@ fn decode_stream(
     buffers: usize,
     spares: &SpareBuffers,
 ) -> io::Result<(DecodedFile, Decoding)> {
-    let buffers = buffers.max(1);
-    let (to_reader, full) = bounded(buffers);
-    let (to_decoder, empty) = bounded(buffers);
-    let out = Passing::new(ToReader::new(to_reader, empty, buffers, spares.clone()));
-    let decoding = start(out, move |out| {
+    let (to_reader, decoded) = in_memory(buffers, 0, spares);
+    let decoding = start(Passing::new(to_reader), move |out| {
         run(Undecoded::new(source), None, threads, out)
     })?;
-    Ok((DecodedFile::new(full, to_decoder, spares.clone()), decoding))
+    Ok((decoded, decoding))
+}
+
+/// The two ends of decoded bytes handed over in memory: the decoder's, making at most `buffers`
+/// buffers (at least one) from `spares`, and the reader's, handing buffers back with room for
+/// `ahead` more (the pieces a pool's decoders hold).
+fn in_memory(buffers: usize, ahead: usize, spares: &SpareBuffers) -> (ToReader, DecodedFile) {
+    let buffers = buffers.max(1);
+    let (to_reader, full) = bounded(buffers);
+    let (to_decoder, empty) = bounded(buffers + ahead);
+    (
+        ToReader::new(to_reader, empty, buffers, spares.clone()),
+        DecodedFile::new(full, to_decoder, spares.clone()),
+    )
 }
 
 /// Starts decoding a regular file that holds `format` (sniffed with [`sniff_file`]): where it
@@ -232,20 +242,17 @@ pub fn decode_file(
         },
         false => source.file,
     };
-    let buffers = buffers.max(1);
     let parts = Parts::of(format);
     let pool = parts.zip(pool_decoders(threads));
-    let (to_reader, full) = bounded(buffers);
     // Room for every piece the decoders may hold, so that pieces are reused, not made anew.
     let ahead = pool.map_or(0, |(parts, decoders)| pool::pieces_ahead(parts, decoders));
-    let (to_decoder, empty) = bounded(buffers + ahead);
-    let out = Filling::new(ToReader::new(to_reader, empty, buffers, spares.clone()));
-    let decoding = start(out, move |out| match (pool, parts) {
+    let (to_reader, decoded) = in_memory(buffers, ahead, spares);
+    let decoding = start(Filling::new(to_reader), move |out| match (pool, parts) {
         (Some((parts, decoders)), _) => pool::decode_parts(source, parts, decoders, out),
         (None, Some(parts)) => pool::decode_alone(source, parts, out),
         (None, None) => run(Undecoded::new(source), Some(format), threads, out),
     })?;
-    Ok((DecodedFile::new(full, to_decoder, spares.clone()), decoding))
+    Ok((decoded, decoding))
 }
 
 /// The most compressed bytes of a regular file decoded whole (`decode_here`), on the reader's
