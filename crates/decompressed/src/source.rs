@@ -3,6 +3,7 @@
 
 use std::fs::File;
 use std::io::{self, Chain, Cursor, Read};
+use std::os::fd::AsFd;
 use std::sync::Arc;
 
 use super::{BUFFER, Failure};
@@ -24,6 +25,12 @@ pub(super) struct Undecoded {
 impl Undecoded {
     pub(super) fn new(file: File) -> Self {
         Undecoded::reading(Arc::new(file), BUFFER)
+    }
+
+    /// Whether a read now would return at once (a regular file's always does); a stream's may wait
+    /// for its writer.
+    pub(super) fn is_ready(&self) -> bool {
+        fd::is_ready(self.file.as_fd())
     }
 
     /// `file`, read at most `most` bytes (at least one, at most a [`BUFFER`]) at a time.

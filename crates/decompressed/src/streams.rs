@@ -17,22 +17,19 @@ use super::source::{Sniffed, Undecoded};
 const XZ_MEMORY_LIMIT: u64 = (128 + 1) << 20;
 
 /// The thread's body: sniffs unless `format` is known, then decodes or copies into `out`, a bzip2
-/// source's blocks on up to `threads` threads, and a regular file's xz blocks. A source sniffed
-/// here is a stream, which may be live: its xz blocks have one decoder, as liblzma's threaded
-/// decoder holds each block's bytes back until the block ends, where one decoder hands them on as
-/// they come; a bzip2 block's bytes come at its end with any decoder.
+/// source's blocks and an xz stream's on up to `threads` threads. A source sniffed here is a
+/// stream, which may be live: liblzma's threaded decoder hands on the block its input stops in as
+/// far as it has decoded it ([`XzStreams`] asks it before waiting for more input), and a bzip2
+/// block's bytes come at its end with any decoder.
 pub(super) fn run(
     mut source: Undecoded,
     format: Option<Format>,
     threads: NonZeroUsize,
     out: &mut impl Out,
 ) -> Result<(), Failure> {
-    let (format, start, xz_threads) = match format {
-        Some(format) => (format, Vec::new(), threads),
-        None => {
-            let (format, start) = sniff_stream(&mut source)?;
-            (format, start, NonZeroUsize::MIN)
-        }
+    let (format, start) = match format {
+        Some(format) => (format, Vec::new()),
+        None => sniff_stream(&mut source)?,
     };
     let most = source.most;
     let input = Cursor::new(start).chain(source);
@@ -49,7 +46,7 @@ pub(super) fn run(
             pump(decoder, |decoder| decoder.get_mut().get_mut(), out)
         }
         Format::Xz => {
-            let decoder = XzStreams::new(buffered(input), XzKind::xz(xz_threads));
+            let decoder = XzStreams::new(buffered(input), XzKind::xz(threads));
             pump(
                 decoder.map_err(decompressing)?,
                 |decoder| decoder.input.get_mut(),
@@ -97,6 +94,11 @@ struct XzStreams {
     between_streams: bool,
     /// The stream being decoded is not the first.
     later: bool,
+    /// liblzma has handed on all it can of the input it was given: reading may wait for the
+    /// source. Its threads decode apart from the calls that give them input, so after a call that
+    /// gave input or took output they may hold decoded bytes that a wait for a live stream's next
+    /// bytes would hold back.
+    drained: bool,
 }
 
 /// What an [`XzStreams`] decodes, and how.
@@ -129,6 +131,7 @@ impl XzStreams {
             kind,
             between_streams: false,
             later: false,
+            drained: true,
         })
     }
 
@@ -147,6 +150,14 @@ impl XzStreams {
             XzKind::Lzma => Stream::new_lzma_decoder(XZ_MEMORY_LIMIT),
         };
         Ok(decoder?)
+    }
+
+    /// Whether reading more input now would wait for the source's writer.
+    fn input_would_wait(&self) -> bool {
+        let (sniffed, source) = self.input.get_ref().get_ref();
+        self.input.buffer().is_empty()
+            && sniffed.position() >= sniffed.get_ref().len() as u64
+            && !source.is_ready()
     }
 
     /// Passes over the stream padding after a stream (zero bytes, four at a time) and begins the
@@ -176,7 +187,7 @@ impl XzStreams {
         }
         if !ended {
             self.stream = Self::decoder(self.kind)?;
-            (self.between_streams, self.later) = (false, true);
+            (self.between_streams, self.later, self.drained) = (false, true, true);
         }
         Ok(!ended)
     }
@@ -192,14 +203,26 @@ impl Read for XzStreams {
             if self.between_streams && !self.next_stream()? {
                 return Ok(0);
             }
-            let input = self.input.fill_buf()?;
-            let ended = input.is_empty();
+            // Before waiting for a stream's input, what the threads have decoded of the input they
+            // hold: a call with none waits for them until they have no more (liblzma allows one
+            // such call without progress, and the next has input or is the last). Only then: a
+            // call that waits for the threads also keeps this one from reading ahead for them.
+            let asking = matches!(self.kind, XzKind::Threaded(_))
+                && !self.drained
+                && self.input_would_wait();
+            let input = match asking {
+                true => &[][..],
+                false => self.input.fill_buf()?,
+            };
+            let ended = !asking && input.is_empty();
             let (read_before, decoded_before) = (self.stream.total_in(), self.stream.total_out());
             let action = if ended { Action::Finish } else { Action::Run };
             let status = self.stream.process(input, buf, action);
             let read = (self.stream.total_in() - read_before) as usize;
             let decoded = (self.stream.total_out() - decoded_before) as usize;
             self.input.consume(read);
+            // At the source's end every call finishes, and waits for the threads itself.
+            self.drained = ended || (asking && decoded == 0);
             match status {
                 // What does not begin a stream after a stream is, to liblzma's own
                 // concatenated decoding, corrupt data.
@@ -225,8 +248,8 @@ impl Read for XzStreams {
                         "premature eof",
                     ));
                 }
-                // liblzma took input and made nothing of it yet.
-                Ok(_) if read > 0 => {}
+                // liblzma took input and made nothing of it yet, or its threads had nothing.
+                Ok(_) if read > 0 || asking => {}
                 Ok(_) => return Err(io::Error::from(io::ErrorKind::InvalidData)),
             }
         }

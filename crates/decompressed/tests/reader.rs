@@ -157,16 +157,16 @@ fn the_end_is_told_once_and_then_stays_the_end() {
 }
 
 /// A stream's lines come out of the reader as they are written, each once the stream so far
-/// decodes to it (a gzip sync flush, a zstd block flushed), while the source stays open; then the
-/// end. A buffer held until it fills, or until a second one is ready, fails here.
+/// decodes to it (a gzip sync flush, a zstd block flushed, an xz block ended), while the source
+/// stays open; then the end. A buffer held until it fills, or until a second one is ready, fails
+/// here, and so does a block that liblzma's threads decoded held until more input comes: xz's
+/// blocks are `xz -T2`'s, their sizes recorded, and read on two threads.
 #[test]
 fn a_slowly_written_stream_comes_out_line_by_line() {
-    for format in ["gzip", "zstd"] {
+    for format in ["gzip", "zstd", "xz"] {
         let (source, writer) = io::pipe().unwrap();
-        let reader = Reader::new(
-            File::from(std::os::fd::OwnedFd::from(source)),
-            NonZeroUsize::MIN,
-        );
+        let threads = NonZeroUsize::new(if format == "xz" { 2 } else { 1 }).unwrap();
+        let reader = Reader::new(File::from(std::os::fd::OwnedFd::from(source)), threads);
         let (send, lines) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             for line in reader.unwrap().lines() {
@@ -180,7 +180,8 @@ fn a_slowly_written_stream_comes_out_line_by_line() {
                 writer,
                 flate2::Compression::new(6),
             )),
-            _ => Box::new(zstd::Encoder::new(writer, 3).unwrap().auto_finish()),
+            "zstd" => Box::new(zstd::Encoder::new(writer, 3).unwrap().auto_finish()),
+            _ => Box::new(XzBlocks::new(writer)),
         };
         let next = || lines.recv_timeout(pipelines_testing::DEADLINE).ok();
         for line in ["first", "second"] {
@@ -190,6 +191,61 @@ fn a_slowly_written_stream_comes_out_line_by_line() {
         }
         drop(encoder);
         assert_eq!(next(), None, "{format}: a line after the end");
+    }
+}
+
+/// xz as `xz -T2` writes it, each block's sizes recorded, a block ended at each flush: liblzma's
+/// threaded encoder, driven here because `liblzma::write::XzEncoder`'s flush keeps the block's
+/// last bytes until the next write.
+struct XzBlocks<W: Write> {
+    encoder: liblzma::stream::Stream,
+    to: W,
+}
+
+impl<W: Write> XzBlocks<W> {
+    fn new(to: W) -> Self {
+        let encoder = liblzma::stream::MtStreamBuilder::new().threads(2).encoder();
+        XzBlocks {
+            encoder: encoder.unwrap(),
+            to,
+        }
+    }
+
+    /// Encodes `bytes` under `action` to its end, every encoded byte written.
+    fn encode(&mut self, mut bytes: &[u8], action: liblzma::stream::Action) -> io::Result<()> {
+        use liblzma::stream::{Action, Status};
+        loop {
+            let mut encoded = Vec::with_capacity(64 * 1024);
+            let before = self.encoder.total_in();
+            let status = self.encoder.process_vec(bytes, &mut encoded, action)?;
+            bytes = &bytes[(self.encoder.total_in() - before) as usize..];
+            self.to.write_all(&encoded)?;
+            let done = match action {
+                Action::Run => bytes.is_empty(),
+                _ => status == Status::StreamEnd,
+            };
+            if done {
+                return Ok(());
+            }
+        }
+    }
+}
+
+impl<W: Write> Write for XzBlocks<W> {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.encode(bytes, liblzma::stream::Action::Run)?;
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.encode(&[], liblzma::stream::Action::FullFlush)?;
+        self.to.flush()
+    }
+}
+
+impl<W: Write> Drop for XzBlocks<W> {
+    fn drop(&mut self) {
+        let _ = self.encode(&[], liblzma::stream::Action::Finish);
     }
 }
 
