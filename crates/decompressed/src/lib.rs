@@ -5,7 +5,8 @@
 //! bytes (past zstd's and LZ4's skippable frames) and decoded one after another to the source's
 //! end; anything else passes through as it is, as `zcat -f` does, and compress's `.Z` is
 //! refused. A regular file's frames, members and blocks are decoded on several threads where its
-//! layout allows (zstd frames, BGZF members, xz blocks, bzip2 blocks), in order. A fault gives
+//! layout allows (zstd frames, BGZF members, xz blocks, bzip2 blocks), a stream's xz and bzip2
+//! blocks too, in order. A fault gives
 //! every byte decoded before it, then an error; a source cut short inside a member, frame or
 //! stream is never read as its end (one cut between two members is a whole file of fewer).
 //!
