@@ -205,8 +205,9 @@ impl Read for XzStreams {
             }
             // Before waiting for a stream's input, what the threads have decoded of the input they
             // hold: a call with none waits for them until they have no more (liblzma allows one
-            // such call without progress, and the next has input or is the last). Only then: a
-            // call that waits for the threads also keeps this one from reading ahead for them.
+            // such call without progress; the next has input, or is the last, as a source at its
+            // end never waits). Only then: a call that waits for the threads also keeps this one
+            // from reading ahead for them.
             let asking = matches!(self.kind, XzKind::Threaded(_))
                 && !self.drained
                 && self.input_would_wait();
@@ -221,8 +222,7 @@ impl Read for XzStreams {
             let read = (self.stream.total_in() - read_before) as usize;
             let decoded = (self.stream.total_out() - decoded_before) as usize;
             self.input.consume(read);
-            // At the source's end every call finishes, and waits for the threads itself.
-            self.drained = ended || (asking && decoded == 0);
+            self.drained = asking && decoded == 0;
             match status {
                 // What does not begin a stream after a stream is, to liblzma's own
                 // concatenated decoding, corrupt data.
@@ -390,6 +390,37 @@ mod tests {
                 "{read:?}"
             );
         }
+    }
+
+    /// Only a stream with nothing to read yet makes the reader ask liblzma's threads first: not a
+    /// regular file, nor a stream whose bytes have come, nor bytes the sniffing or the read buffer
+    /// still hold (asked there, the reader would wait for the threads instead of feeding them).
+    #[test]
+    fn only_a_read_that_would_wait_for_the_writer_asks_the_threads_first() {
+        use std::fs::File;
+        let waits = |sniffed: &[u8], source: File, buffered: bool| {
+            let input = Cursor::new(sniffed.to_vec()).chain(Undecoded::new(source));
+            let mut decoder = XzStreams::new(BufReader::new(input), XzKind::Threaded(2)).unwrap();
+            if buffered {
+                decoder.input.fill_buf().unwrap();
+            }
+            decoder.input_would_wait()
+        };
+        let stream = || {
+            let (reader, writer) = io::pipe().unwrap();
+            (File::from(std::os::fd::OwnedFd::from(reader)), writer)
+        };
+        assert!(!waits(b"", file_of(b"xz"), false), "a regular file");
+        let (idle, _writer) = stream();
+        assert!(waits(b"", idle, false), "a stream with nothing written");
+        let (idle, _writer) = stream();
+        assert!(!waits(b"\xfd7z", idle, false), "sniffed bytes not yet read");
+        let (written, mut writer) = stream();
+        writer.write_all(b"xz").unwrap();
+        assert!(!waits(b"", written, false), "a stream with bytes written");
+        let (written, mut writer) = stream();
+        writer.write_all(b"xz").unwrap();
+        assert!(!waits(b"", written, true), "bytes in the read buffer");
     }
 
     /// The number of threads picks liblzma's decoder: one is the plain decoder.
