@@ -66,6 +66,9 @@ mod isal_members {
         one: bool,
         /// A fault found by a call that also decoded bytes, told once they are handed on.
         fault: Option<Fault>,
+        /// The last read filled the caller's buffer: ISA-L may hold decoded bytes past it (a
+        /// match's rest, its own buffer's) with all the input it took consumed.
+        full: bool,
     }
 
     /// A fault, and the bytes decoded before it that ISA-L holds in its own buffer
@@ -100,6 +103,7 @@ mod isal_members {
                 header: new_header(),
                 one,
                 fault: None,
+                full: false,
             }
         }
 
@@ -255,8 +259,14 @@ mod isal_members {
                     unsafe { isal_inflate_reset(&mut **self.state) };
                     self.header = new_header();
                 }
-                let input = self.input.fill_buf()?;
-                let ended = input.is_empty();
+                // What ISA-L holds is asked for with no input first: a read of a live stream's
+                // source would wait for its next bytes (CONTRACT §12.2).
+                let holding = std::mem::take(&mut self.full);
+                let input = match holding {
+                    true => &[][..],
+                    false => self.input.fill_buf()?,
+                };
+                let ended = !holding && input.is_empty();
                 let reading_header = self.state.wrapper_flag == 0;
                 let (code, read, decoded) = {
                     let mut state = InCall::new(&mut self.state, input, buf);
@@ -308,9 +318,10 @@ mod isal_members {
                     }
                 }
                 if decoded > 0 {
+                    self.full = decoded == buf.len() && self.fault.is_none();
                     return Ok(decoded);
                 }
-                if self.member_ended() {
+                if self.member_ended() || holding {
                     continue;
                 }
                 if ended {

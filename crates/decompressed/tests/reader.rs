@@ -159,8 +159,9 @@ fn the_end_is_told_once_and_then_stays_the_end() {
 /// A stream's lines come out of the reader as they are written, each once the stream so far
 /// decodes to it (a gzip sync flush, a zstd block flushed, an xz block ended), while the source
 /// stays open; then the end. A buffer held until it fills, or until a second one is ready, fails
-/// here, and so does a block that liblzma's threads decoded held until more input comes: xz's
-/// blocks are `xz -T2`'s, their sizes recorded, and read on two threads.
+/// here, and so does a block that liblzma's threads decoded held until more input comes, whole or
+/// its rest past a full buffer: xz's blocks are `xz -T2`'s, their sizes recorded, and read on two
+/// threads.
 #[test]
 fn a_slowly_written_stream_comes_out_line_by_line() {
     for format in ["gzip", "zstd", "xz"] {
@@ -184,10 +185,17 @@ fn a_slowly_written_stream_comes_out_line_by_line() {
             _ => Box::new(XzBlocks::new(writer)),
         };
         let next = || lines.recv_timeout(pipelines_testing::DEADLINE).ok();
-        for line in ["first", "second"] {
+        // A line longer than a buffer: what liblzma's threads hold is more than one read takes.
+        let long = "x".repeat(decompressed::BUFFER + 1000);
+        for line in ["first", &long, "second"] {
             writeln!(encoder, "{line}").unwrap();
             encoder.flush().unwrap();
-            assert_eq!(next().as_deref(), Some(line), "{format} held it back");
+            let came = next();
+            let length = line.len();
+            assert!(
+                came.as_deref() == Some(line),
+                "{format} held back a line of {length} bytes"
+            );
         }
         drop(encoder);
         assert_eq!(next(), None, "{format}: a line after the end");
