@@ -6,9 +6,9 @@
 //! end; anything else passes through as it is, as `zcat -f` does, and compress's `.Z` is
 //! refused. A regular file's frames, members and blocks are decoded on several threads where its
 //! layout allows (zstd frames, BGZF members, xz blocks, bzip2 blocks), a stream's xz and bzip2
-//! blocks too, in order. A fault gives
-//! every byte decoded before it, then an error; a source cut short inside a member, frame or
-//! stream is never read as its end (one cut between two members is a whole file of fewer).
+//! blocks too, in order. A fault gives every byte decoded before it, then an error; a source cut
+//! short inside a member, frame or stream is never read as its end (one cut between two members
+//! is a whole file of fewer).
 //!
 //! ```no_run
 //! use std::io::BufRead;
