@@ -340,7 +340,8 @@ fn decode_here(
 /// (one decoder, as for a stream) below two; xz's decoder, ten times slower than the rendering,
 /// takes every thread too. Every one was chosen when every thread had a short slice (gone,
 /// CONTRACT §12.6): without it, two `pzstd` decoders on 2 cores beside busy processes took
-/// 1.15-1.22x as long (results/runs/2026-12-01T2258Z-0a4a5df-2-cores), a default to measure again.
+/// 1.15-1.22x as long (results/runs/2026-12-01T2258Z-0a4a5df-2-cores); on a quiet machine two
+/// took 0.74 (`pzstd`) and 0.84 (BGZF) of one's time (results/runs/2026-12-02T2101Z-1280f26-2-cores-decoders).
 fn pool_decoders(threads: NonZeroUsize) -> Option<NonZeroUsize> {
     Some(threads).filter(|threads| threads.get() > 1)
 }
