@@ -21,7 +21,9 @@ fn std_baseline() -> &'static Path {
             .parent()
             .expect("the profile dir lies in the target dir");
         let profile = match profile_dir.file_name().and_then(|name| name.to_str()) {
-            Some("debug") => "dev",
+            // `cargo test` builds in the test profile, whose folder is `debug`: the units it
+            // built already are not built again, as they would be in `dev`.
+            Some("debug") => "test",
             Some(name) => name,
             None => panic!("no profile in {}", profile_dir.display()),
         };
