@@ -51,14 +51,14 @@ const OUTPUT: &str = "stdout";
 
 /// A line filter of one's own, whole: its [`Transform`](crate::Transform), or a
 /// [`Tallying`] that counts, run from stdin or FILEs to stdout with
-/// everything the toolkit's binaries have. FILEs read in order as `cat` reads them (`-` is stdin,
-/// a missing one told and skipped), `-z` and `--decoders` for gzip, zstd and the other formats,
-/// `--stats`, `--help` and `--version` with the filter's own name and texts, `--generate` for
-/// its manual page and shell completions, the strategy's knobs as options with the binaries'
-/// defaults and bounds, and the binaries' messages and exit statuses (0, 1 after a failure, 2
-/// for a usage error; a reader gone away, as in `| head -1`, is no failure). Its own options and
-/// arguments stand beside them ([`run_with_args`](Filter::run_with_args)), and its transform
-/// may give a run that failed nowhere another status ([`Transform::exit_status`](crate::Transform::exit_status),
+/// everything the toolkit's binaries have. FILEs read in order as `cat` reads them (`-` is stdin, a
+/// missing one told and skipped), `-z` and `--decoders` for gzip, zstd and the other formats,
+/// `--stats`, `--help` and `--version` with the filter's own name and texts, `--generate` for its
+/// manual page and shell completions, the strategy's knobs as options with the binaries' defaults
+/// and bounds, and the binaries' messages and exit statuses (0, 1 after a failure, 2 for a usage
+/// error; a reader gone away, as in `| head -1`, is no failure). Its own options and arguments
+/// stand beside them ([`run_with_args`](Filter::run_with_args)), and its transform may give a run
+/// that failed nowhere another status ([`Transform::exit_status`](crate::Transform::exit_status),
 /// [`Tallying::end`]).
 ///
 /// The crate's front page makes one of a transform of its own; this one runs the binaries' space

@@ -1077,8 +1077,9 @@ fn decoded(input: &[u8]) -> std::io::Result<Vec<u8>> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
 
-    /// docs/CONTRACT.md §12.3 and §5.3: random and damaged compressed input of every format
-    /// (files whose parts are decoded at once too) never panics: exit 0 with the decoded bytes rendered, or exit 1 with one well-formed line.
+    /// docs/CONTRACT.md §12.3 and §5.3: random and damaged compressed input of every format (files
+    /// whose parts are decoded at once too) never panics: exit 0 with the decoded bytes rendered,
+    /// or exit 1 with one well-formed line.
     #[test]
     fn damaged_input_is_a_clean_failure(
         text in line_soup(2000),

@@ -454,8 +454,9 @@ impl Redirection {
 /// FILE is shorter than the smallest read of any variant here (7 bytes): each reads it whole and
 /// reaches its end before it writes. Past the end, writing sooner grows FILE under the reader,
 /// which then reads the gap and its own output, as `cat` does and as docs/CONTRACT.md §9 ("a file
-/// that grows while read") allows: with two lines, `batched --chunk-size 7` sent the first on before reading
-/// the second, and on a loaded machine its writer sometimes won the race (1 to 2 runs in 300).
+/// that grows while read") allows: with two lines, `batched --chunk-size 7` sent the first on
+/// before reading the second, and on a loaded machine its writer sometimes won the race (1 to 2
+/// runs in 300).
 #[test]
 fn input_that_is_the_output_is_refused() {
     const CONTENTS: &[u8] = b"a  b\n";
@@ -511,7 +512,8 @@ fn input_that_is_the_output_is_refused() {
                 assert_eq!(status.code(), Some(1), "{variant}, {case}: {stderr:?}");
                 let lines: Vec<&str> = stderr.lines().collect();
                 assert_eq!(lines.len(), 1, "{variant}, {case}: {stderr:?}");
-                // How stdin is named is not docs/CONTRACT.md §8.3's to say: `-`, as cat does, or `stdin`.
+                // How stdin is named is not docs/CONTRACT.md §8.3's to say: `-`, as cat does, or
+                // `stdin`.
                 let name = if from_stdin {
                     lines[0]
                         .strip_prefix(&format!("{}: ", variant.program))

@@ -8,8 +8,8 @@
 //! (write these bytes, or nothing yet). The sync drivers here and the tokio ones in
 //! [`async_io`](crate::async_io) only carry their answers out, blocking or awaiting.
 //!
-//! A sync strategy reads from any [`Input`] and writes to any [`std::io::Write`]: [`Memory`] in tests
-//! and benches, and in the binaries [`FileInput`] (stdin or FILEs) and [`Stdout`].
+//! A sync strategy reads from any [`Input`] and writes to any [`std::io::Write`]: [`Memory`] in
+//! tests and benches, and in the binaries [`FileInput`] (stdin or FILEs) and [`Stdout`].
 //!
 //! | module | holds |
 //! | --- | --- |

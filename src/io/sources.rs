@@ -24,9 +24,10 @@
 //!
 //! A driver's loop ([`Driver`](crate::io::driver::Driver) holds what both drivers do alike): ask
 //! [`Sources::what_next`]; on [`Step::Open`] open the source and tell [`Sources::opened`]; on [`Step::Report`] hand
-//! the error to the driver's `Failures` (`error.rs`); on [`Step::Wait`] wait for either event
-//! (the sync driver with [`fd::wait_readable_unless_reader_gone`](fd_facts::wait_readable_unless_reader_gone),
-//! the async one on the reactor) and tell [`Sources::waited`]; on [`Step::Read`] read and tell
+//! the error to the driver's `Failures` (`error.rs`); on [`Step::Wait`] wait for either event (the
+//! sync driver with
+//! [`fd::wait_readable_unless_reader_gone`](fd_facts::wait_readable_unless_reader_gone), the async
+//! one on the reactor) and tell [`Sources::waited`]; on [`Step::Read`] read and tell
 //! [`Sources::read`]; stop at [`Step::End`] or [`Step::ReaderGone`]. Between reads, "would a
 //! read return at once?" (asked by [`gather`](crate::io::gather)'s rule) is
 //! [`Sources::is_ready`], or a poll the driver tells [`Sources::polled`].

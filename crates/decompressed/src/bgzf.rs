@@ -135,8 +135,8 @@ mod tests {
     }
 
     /// A member ends where its `BC` field says, another field before it or not; one without the
-    /// field or the flag that says an extra field follows, with a field of another length, a size shorter than a member, or a header cut
-    /// short has no end to be found.
+    /// field or the flag that says an extra field follows, with a field of another length, a size
+    /// shorter than a member, or a header cut short has no end to be found.
     #[test]
     fn a_member_ends_where_its_bc_field_says() {
         let text = text(0..1000);

@@ -187,8 +187,8 @@ fn sniff(start: &[u8], ended: bool) -> Option<Start> {
 
 /// The format of what follows one or more skippable frames: LZ4 frames, or else zstd frames, even
 /// where no zstd frame follows. A skippable frame is itself a zstd (and LZ4) frame, so such a
-/// source is decoded as `zstd -dc` decodes it: skippable frames alone are empty, anything else after
-/// them a failure.
+/// source is decoded as `zstd -dc` decodes it: skippable frames alone are empty, anything else
+/// after them a failure.
 fn past_skippable(format: Format) -> Format {
     match format {
         Format::Lz4 | Format::Lz4Legacy => format,

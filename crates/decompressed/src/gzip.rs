@@ -502,11 +502,11 @@ mod tests {
             .collect()
     }
 
-    /// CONTRACT §12.1 and §12.3: every member decoded, whatever the read buffer and the reads' sizes (a byte at a time
-    /// too, so that a member's header, blocks and trailer each arrive in pieces), empty members
-    /// and a member with every header field (name, comment, extra field, header CRC) among them;
-    /// damaged input fails after no more bytes than zlib decodes of it, and never where zlib
-    /// finds it whole.
+    /// CONTRACT §12.1 and §12.3: every member decoded, whatever the read buffer and the reads'
+    /// sizes (a byte at a time too, so that a member's header, blocks and trailer each arrive in
+    /// pieces), empty members and a member with every header field (name, comment, extra field,
+    /// header CRC) among them; damaged input fails after no more bytes than zlib decodes of it, and
+    /// never where zlib finds it whole.
     #[test]
     fn members_decode_as_zlib_decodes_them_in_any_pieces() {
         let mut fields = flate2::GzBuilder::new()
@@ -591,8 +591,8 @@ mod tests {
         crc.sum()
     }
 
-    /// CONTRACT §12.4 (BGZF runs): `one` decodes the first member only and leaves the input just after it, where the next
-    /// member, or anything else, begins.
+    /// CONTRACT §12.4 (BGZF runs): `one` decodes the first member only and leaves the input just
+    /// after it, where the next member, or anything else, begins.
     #[test]
     fn one_member_leaves_the_input_at_its_end() {
         let first = gzip(&text(2000));

@@ -129,9 +129,10 @@ impl DecodedFile {
         (self.has_unread() && self.at == 0).then_some(self.buffer.len)
     }
 
-    /// Hands the buffer that [`unread_buffer`](Self::unread_buffer) found to `take`, its storage and
-    /// how many of its first bytes are decoded, without copying them; the storage `take` returns
-    /// goes to the decoder in its place, so that the decoder has as many buffers to decode into.
+    /// Hands the buffer that [`unread_buffer`](Self::unread_buffer) found to `take`, its storage
+    /// and how many of its first bytes are decoded, without copying them; the storage `take`
+    /// returns goes to the decoder in its place, so that the decoder has as many buffers to decode
+    /// into.
     pub fn exchange(&mut self, take: impl FnOnce(Vec<u8>, usize) -> Vec<u8>) {
         debug_assert!(self.at == 0, "a buffer part-read is exchanged");
         let Decoded { bytes, len } = std::mem::take(&mut self.buffer);

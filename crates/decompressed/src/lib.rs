@@ -221,13 +221,13 @@ fn in_memory(buffers: usize, ahead: usize, spares: &SpareBuffers) -> (ToReader, 
     )
 }
 
-/// Starts decoding a regular file that holds `format` (sniffed with [`sniff_file`]): where it
-/// holds at most `here` bytes from its offset on, whole on this thread (`decode_here`), else on a
-/// thread of its own, holding at most `buffers` decoded buffers (at least one) that the reader has not
-/// taken, with up to `threads` decoders where its parts decode apart (zstd frames, BGZF members,
-/// an xz stream's blocks; CONTRACT §12.4), its buffers made from `spares` where it has some and
-/// kept there once done with: returns its decoded bytes, handed over in memory and in the file's
-/// order, and how decoding ends.
+/// Starts decoding a regular file that holds `format` (sniffed with [`sniff_file`]): where it holds
+/// at most `here` bytes from its offset on, whole on this thread (`decode_here`), else on a thread
+/// of its own, holding at most `buffers` decoded buffers (at least one) that the reader has not
+/// taken, with up to `threads` decoders where its parts decode apart (zstd frames, BGZF members, an
+/// xz stream's blocks; CONTRACT §12.4), its buffers made from `spares` where it has some and kept
+/// there once done with: returns its decoded bytes, handed over in memory and in the file's order,
+/// and how decoding ends.
 pub fn decode_file(
     source: Regular,
     format: Format,
@@ -257,8 +257,9 @@ pub fn decode_file(
 }
 
 /// The most compressed bytes of a regular file decoded whole (`decode_here`), on the reader's
-/// thread at its turn or on one thread ahead of it (as linewright's `io::ahead` does): a thread of its
-/// own, its channels and their hand-offs cost more than decoding this much, about 2 ms of ISA-L's.
+/// thread at its turn or on one thread ahead of it (as linewright's `io::ahead` does): a thread of
+/// its own, its channels and their hand-offs cost more than decoding this much, about 2 ms of
+/// ISA-L's.
 pub const DECODED_HERE: u64 = 256 << 10;
 
 /// The most a file decoded whole may decode to, in [`BUFFER`]s: a file that decodes to more is
@@ -266,9 +267,9 @@ pub const DECODED_HERE: u64 = 256 << 10;
 /// [`DECODED_HERE`] bytes would decode at more than 16 times its size).
 const KEPT_HERE: usize = 16;
 
-/// The most small FILEs decoded ahead (as linewright's `io::ahead` does), decoded or to decode, that
-/// their reader has not taken: each decoded whole may hold up to `KEPT_HERE` buffers (4 MiB), and
-/// together no more than [`DECODED_HELD`].
+/// The most small FILEs decoded ahead (as linewright's `io::ahead` does), decoded or to decode,
+/// that their reader has not taken: each decoded whole may hold up to `KEPT_HERE` buffers (4 MiB),
+/// and together no more than [`DECODED_HELD`].
 pub const QUEUED: usize = DECODED_HELD / (KEPT_HERE * BUFFER);
 const _: () = assert!(
     QUEUED >= 1 && QUEUED * KEPT_HERE * BUFFER <= DECODED_HELD,
@@ -338,10 +339,10 @@ fn decode_here(
 
 /// How many of `threads` decode a file's zstd frames or BGZF members at once: every one, or none
 /// (one decoder, as for a stream) below two; xz's decoder, ten times slower than the rendering,
-/// takes every thread too. Every one was chosen when every thread had a short slice (gone,
-/// CONTRACT §12.6): without it, two `pzstd` decoders on 2 cores beside busy processes took
-/// 1.15-1.22x as long (results/runs/2026-12-01T2258Z-0a4a5df-2-cores); on a quiet machine two
-/// took 0.74 (`pzstd`) and 0.84 (BGZF) of one's time (results/runs/2026-12-02T2101Z-1280f26-2-cores-decoders).
+/// takes every thread too. Every one was chosen when every thread had a short slice (gone, CONTRACT
+/// §12.6): without it, two `pzstd` decoders on 2 cores beside busy processes took 1.15-1.22x as
+/// long (results/runs/2026-12-01T2258Z-0a4a5df-2-cores); on a quiet machine two took 0.74 (`pzstd`)
+/// and 0.84 (BGZF) of one's time (results/runs/2026-12-02T2101Z-1280f26-2-cores-decoders).
 fn pool_decoders(threads: NonZeroUsize) -> Option<NonZeroUsize> {
     Some(threads).filter(|threads| threads.get() > 1)
 }
@@ -633,9 +634,9 @@ mod tests {
         ]
     }
 
-    /// CONTRACT §12.5: a file of at most [`DECODED_HERE`] bytes is decoded by the time `decode_file` returns, on
-    /// this thread; one that decodes to more than [`KEPT_HERE`] buffers is decoded on a thread
-    /// from its start, the work here dropped, whole all the same.
+    /// CONTRACT §12.5: a file of at most [`DECODED_HERE`] bytes is decoded by the time
+    /// `decode_file` returns, on this thread; one that decodes to more than [`KEPT_HERE`] buffers
+    /// is decoded on a thread from its start, the work here dropped, whole all the same.
     #[test]
     fn a_small_file_is_decoded_here_unless_it_decodes_to_too_much() {
         let text: Vec<u8> = (0..2_000)

@@ -6,17 +6,18 @@
 //! pieces on part after part. `pzstd` writes such files, a frame for every few MiB; `bgzip` a
 //! member for every 64 KiB.
 //!
-//! What the walk cannot make sense of (a magic or a header it does not know, a block or frame
-//! that the file ends inside, a dictionary, a window wider than [`WINDOW`](super::zstd::WINDOW)) is left, from that
-//! frame on, to the decoder that decodes a file of one frame or member ([`run`]), which says
-//! what is wrong as it always does: bad input comes out exactly as without threads, after every
-//! frame before it. A file of one frame is decoded by that decoder alone, as is a zstd file when
-//! one thread is allowed; a file of BGZF members is then walked on that one thread, its runs
-//! decoded as a decoder of the pool decodes them ([`decode_alone`]).
+//! What the walk cannot make sense of (a magic or a header it does not know, a block or frame that
+//! the file ends inside, a dictionary, a window wider than [`WINDOW`](super::zstd::WINDOW)) is
+//! left, from that frame on, to the decoder that decodes a file of one frame or member ([`run`]),
+//! which says what is wrong as it always does: bad input comes out exactly as without threads,
+//! after every frame before it. A file of one frame is decoded by that decoder alone, as is a zstd
+//! file when one thread is allowed; a file of BGZF members is then walked on that one thread, its
+//! runs decoded as a decoder of the pool decodes them ([`decode_alone`]).
 //!
-//! Memory: each decoder holds its window (at most [`WINDOW`](super::zstd::WINDOW)), at most [`Parts::under_way`] parts
-//! per decoder are under way, and each holds at most [`Parts::pieces`] pieces ahead of the reader,
-//! so the pieces in memory are at most [`pieces_ahead`] besides the reader's own.
+//! Memory: each decoder holds its window (at most [`WINDOW`](super::zstd::WINDOW)), at most
+//! [`Parts::under_way`] parts per decoder are under way, and each holds at most [`Parts::pieces`]
+//! pieces ahead of the reader, so the pieces in memory are at most [`pieces_ahead`] besides the
+//! reader's own.
 
 use std::fs::File;
 use std::io::{self, Seek, SeekFrom};

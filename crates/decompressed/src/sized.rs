@@ -1,9 +1,10 @@
-//! A gzip member of a size known before it is decoded, decoded in one call from a buffer
-//! holding all of it into a buffer of exactly that size, by libdeflate: the way htslib, BGZF's reference implementation, decodes
-//! `bgzip`'s members. Each member is small (at most 64 KiB decoded) and says its decoded size
-//! in its trailer, so nothing streams: one call decodes it with tables built for that member
-//! alone, where a streaming decoder starts anew for every member. On 128 MiB of `bgzip`'s
-//! output it took 0.70 of flate2's time, member by member on one thread (docs/DECOMPRESS.md).
+//! A gzip member of a size known before it is decoded, decoded in one call from a buffer holding
+//! all of it into a buffer of exactly that size, by libdeflate: the way htslib, BGZF's reference
+//! implementation, decodes `bgzip`'s members. Each member is small (at most 64 KiB decoded) and
+//! says its decoded size in its trailer, so nothing streams: one call decodes it with tables built
+//! for that member alone, where a streaming decoder starts anew for every member. On 128 MiB of
+//! `bgzip`'s output it took 0.70 of flate2's time, member by member on one thread
+//! (docs/DECOMPRESS.md).
 
 use std::ptr::NonNull;
 

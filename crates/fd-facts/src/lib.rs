@@ -282,7 +282,8 @@ mod tests {
             nonblocking(&reader);
             nonblocking(&writer);
             let (reader, writer) = (File::from(reader), File::from(writer));
-            // More than the pipe holds, so the writer meets a full pipe and must wait for the reader.
+            // More than the pipe holds, so the writer meets a full pipe and must wait for the
+            // reader.
             let sent: Vec<u8> = (0..4 << 20).map(|n: u32| n as u8).collect();
             let expected = sent.clone();
             let writing = std::thread::spawn(move || {

@@ -6,8 +6,8 @@
 //! `cargo bench -p space-kernel --bench kernel` (criterion's flags after `--`, e.g. `-- --quick` or
 //! `-- render_chunk`).
 //!
-//! `KERNEL_FILES=a.txt:b.txt cargo bench -p space-kernel --bench kernel` instead renders each file, in
-//! `batched`'s 256 KiB chunks, with each block implementation this CPU runs, in interleaved
+//! `KERNEL_FILES=a.txt:b.txt cargo bench -p space-kernel --bench kernel` instead renders each file,
+//! in `batched`'s 256 KiB chunks, with each block implementation this CPU runs, in interleaved
 //! rounds (`KERNEL_ROUNDS`, default 21), and prints each one's median and least CPU time of the
 //! thread and its ratio to AVX2's: on a machine that others load, CPU time taken in alternation
 //! compares implementations where criterion's one-after-the-other wall time cannot.

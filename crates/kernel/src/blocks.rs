@@ -7,9 +7,9 @@
 //! The walk has two paths. The fast one takes every block that is followed in the chunk by
 //! `COPY - 1` more bytes and has, from where it goes in the room, [`BLOCK_ROOM`] bytes of room:
 //! there every read and write of its lines may run past the line's end, so a line costs a header
-//! store and a 64-byte copy, with no length of its own to check. The careful one takes what is left (the
-//! last block or two, or the lines for which the room runs short) a line at a time, each read and
-//! write exact, and stops before the first line that does not fit.
+//! store and a 64-byte copy, with no length of its own to check. The careful one takes what is
+//! left (the last block or two, or the lines for which the room runs short) a line at a time,
+//! each read and write exact, and stops before the first line that does not fit.
 
 use std::arch::x86_64::{_mm_loadu_si128, _mm_storeu_si128};
 use std::mem::MaybeUninit;

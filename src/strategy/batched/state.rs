@@ -104,8 +104,9 @@ impl<W, A> RoundState<W, A> {
         state.to_workers = None;
     }
 
-    /// The run is ending early: renderings submitted from now on are handed back unwritten, and
-    /// the workers only hand their slots back. (A lock poisoned by a worker's panic says as much already.)
+    /// The run is ending early: renderings submitted from now on are handed back unwritten, and the
+    /// workers only hand their slots back. (A lock poisoned by a worker's panic says as much
+    /// already.)
     pub(super) fn end_writing(&self) {
         if let Ok(mut state) = self.0.lock() {
             state.writing_ended = true;

@@ -1,6 +1,7 @@
 //! `decode`: a gzip or zstd file decoded to stdout with the same decoders (ISA-L's inflate where
-//! the binaries have it, else zlib-rs; libzstd), buffers and loop as the binaries' `-z`, and nothing else: the in-process decoder's own time, the floor `X -z F` is
-//! measured against (harness/throughput.sh).
+//! the binaries have it, else zlib-rs; libzstd), buffers and loop as the binaries' `-z`, and
+//! nothing else: the in-process decoder's own time, the floor `X -z F` is measured against
+//! (harness/throughput.sh).
 
 use std::fs::File;
 use std::io::{self, BufReader, Read, Write};
