@@ -33,14 +33,16 @@ fn example(name: &str, args: &[&str]) -> Command {
             .parent()
             .expect("a profile dir lies in the target dir");
         let profile = match profile_dir.file_name().and_then(|name| name.to_str()) {
-            // `cargo test` builds in the test profile, whose folder is `debug`: the units it
-            // built already are not built again, as they would be in `dev`.
+            // `cargo test` builds in the test profile, whose folder is `debug`.
             Some("debug") => "test",
             Some(name) => name,
             None => panic!("no profile in {}", profile_dir.display()),
         };
         let status = Command::new(env!("CARGO"))
-            .args(["build", "--quiet", "--package", "linewright", "--examples"])
+            // The workspace's binaries and examples, as `cargo test --workspace` builds them: its
+            // crates' features unify as in that build, which a package alone does not (it built
+            // seven crates again, 48-60 s of this test's run in CI).
+            .args(["build", "--quiet", "--workspace", "--bins", "--examples"])
             .args(["--profile", profile])
             .env("CARGO_TARGET_DIR", target_dir)
             .status()

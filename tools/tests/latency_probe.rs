@@ -21,21 +21,14 @@ fn std_baseline() -> &'static Path {
             .parent()
             .expect("the profile dir lies in the target dir");
         let profile = match profile_dir.file_name().and_then(|name| name.to_str()) {
-            // `cargo test` builds in the test profile, whose folder is `debug`: the units it
-            // built already are not built again, as they would be in `dev`.
+            // `cargo test` builds in the test profile, whose folder is `debug`.
             Some("debug") => "test",
             Some(name) => name,
             None => panic!("no profile in {}", profile_dir.display()),
         };
         let status = Command::new(env!("CARGO"))
-            .args([
-                "build",
-                "--quiet",
-                "-p",
-                "linewright",
-                "--bin",
-                "std-baseline",
-            ])
+            // As tests/examples.rs builds the examples, so that nothing is built again.
+            .args(["build", "--quiet", "--workspace", "--bins", "--examples"])
             .args(["--profile", profile])
             .env("CARGO_TARGET_DIR", target_dir)
             .status()
