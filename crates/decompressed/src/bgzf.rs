@@ -20,15 +20,18 @@ pub(super) const GZIP: u64 = u32::from_le_bytes([MAGIC[0], MAGIC[1], DEFLATE, 0]
 /// `bgzip` writes ([`BGZIP_HEADER`] bytes: no flag but the extra field's, which holds the `BC`
 /// subfield alone) and it decodes to at most a [`BUFFER`], as its trailer says.
 pub(super) fn bgzip_member(bytes: &[u8]) -> Option<(&[u8], usize)> {
-    let header: &[u8; BGZIP_HEADER] = bytes.first_chunk()?;
+    let size = bgzip_size(bytes.first_chunk()?)?;
+    let member = bytes.get(..size).filter(|_| size >= BGZIP_HEADER + 8)?;
+    let decoded = u32::from_le_bytes(*member.last_chunk()?) as usize;
+    (decoded <= BUFFER).then_some((member, decoded))
+}
+
+/// The size of the member that `header` begins, where it is the header `bgzip` writes.
+pub(super) fn bgzip_size(header: &[u8; BGZIP_HEADER]) -> Option<usize> {
     let gzip = header[..4] == [MAGIC[0], MAGIC[1], DEFLATE, FEXTRA];
     let bc = header[10..16] == [6, 0, b'B', b'C', 2, 0];
     let size = usize::from(u16::from_le_bytes([header[16], header[17]])) + 1;
-    let member = bytes
-        .get(..size)
-        .filter(|_| gzip && bc && size >= BGZIP_HEADER + 8)?;
-    let decoded = u32::from_le_bytes(*member.last_chunk()?) as usize;
-    (decoded <= BUFFER).then_some((member, decoded))
+    (gzip && bc).then_some(size)
 }
 
 /// Where the gzip member at `at`, `available` bytes before the file's end, ends as its BGZF `BC`

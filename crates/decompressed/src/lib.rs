@@ -5,8 +5,8 @@
 //! bytes (past zstd's and LZ4's skippable frames) and decoded one after another to the source's
 //! end; anything else passes through as it is, as `zcat -f` does, and compress's `.Z` is
 //! refused. A regular file's frames, members and blocks are decoded on several threads where its
-//! layout allows (zstd frames, BGZF members, xz blocks, bzip2 blocks), a stream's xz and bzip2
-//! blocks too, in order. A fault gives every byte decoded before it, then an error; a source cut
+//! layout allows (zstd frames, BGZF members, xz blocks, bzip2 blocks), a stream's BGZF members,
+//! xz and bzip2 blocks too, in order. A fault gives every byte decoded before it, then an error; a source cut
 //! short inside a member, frame or stream is never read as its end (one cut between two members
 //! is a whole file of fewer).
 //!
@@ -77,6 +77,7 @@ mod format;
 pub mod gzip;
 mod handoff;
 mod lz4;
+mod members;
 mod parts;
 mod pool;
 mod pump;
@@ -177,8 +178,8 @@ impl Decoding {
 
 /// Starts decoding a stream on a thread of its own: returns the read end of a pipe that carries
 /// the decoded bytes as they come, and how decoding ends. The thread sniffs the source as it
-/// reads it (a pipe's bytes can be read only once), passing plain bytes through; a bzip2
-/// stream's blocks on up to `threads` threads.
+/// reads it (a pipe's bytes can be read only once), passing plain bytes through; a stream's BGZF
+/// members, xz and bzip2 blocks on up to `threads` threads.
 pub fn decode(source: File, threads: NonZeroUsize) -> io::Result<(File, Decoding)> {
     let (reader, writer) = std::io::pipe()?;
     fd::enlarge_pipe(writer.as_fd());

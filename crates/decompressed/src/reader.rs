@@ -16,9 +16,9 @@ use crate::{BUFFERS, DECODED_HERE, Decoding, Failure, Regular, decode_file, deco
 /// to the source's end; anything else passes through as it is (`zcat -f`), and compress's `.Z`
 /// is refused. A regular file is decoded on up to `threads` threads where its layout allows
 /// (zstd frames, BGZF members, xz blocks, bzip2 blocks); a stream (a pipe, a terminal, a socket)
-/// on a thread of its own (its xz and bzip2 blocks on up to `threads`), its bytes handed on as
-/// they come (a live stream's lines as they are written). Either way the decoded bytes come over
-/// in memory, in buffers the reader recycles.
+/// on a thread of its own (its BGZF members, xz and bzip2 blocks on up to `threads`), its bytes
+/// handed on as they come (a live stream's lines as they are written). Either way the decoded
+/// bytes come over in memory, in buffers the reader recycles.
 ///
 /// Once the decoded bytes end, a read tells how decoding ended: `Ok(0)` where the source was
 /// whole, else the error, after every byte decoded before the fault, saying where it is

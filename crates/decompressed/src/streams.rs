@@ -17,10 +17,11 @@ use super::source::{Sniffed, Undecoded};
 const XZ_MEMORY_LIMIT: u64 = (128 + 1) << 20;
 
 /// The thread's body: sniffs unless `format` is known, then decodes or copies into `out`, a bzip2
-/// source's blocks and an xz stream's on up to `threads` threads. A source sniffed here is a
-/// stream, which may be live: liblzma's threaded decoder hands on the block its input stops in as
-/// far as it has decoded it ([`XzStreams`] asks it before waiting for more input), and a bzip2
-/// block's bytes come at its end with any decoder.
+/// source's blocks, an xz stream's and BGZF members on up to `threads` threads. A source sniffed
+/// here is a stream, which may be live: liblzma's threaded decoder hands on the block its input
+/// stops in as far as it has decoded it ([`XzStreams`] asks it before waiting for more input), a
+/// bzip2 block's bytes come at its end with any decoder, and a run of BGZF members goes to a
+/// decoder before the stream is waited for (`members.rs`).
 pub(super) fn run(
     mut source: Undecoded,
     format: Option<Format>,
@@ -36,6 +37,7 @@ pub(super) fn run(
     let buffered = |input| BufReader::with_capacity(most, input);
     let decompressing = |error: io::Error| Failure::Decompressing(error);
     match format {
+        Format::Gzip if threads.get() > 1 => super::members::decode(input, threads, out),
         Format::Gzip => {
             let decoder = GzipMembers::all(buffered(input), out.spares());
             pump(decoder, |decoder| decoder.get_mut().get_mut(), out)

@@ -1,0 +1,607 @@
+//! A stream's BGZF members (`bgzip`'s output through a pipe or stdin) decoded on several threads
+//! and handed on in the stream's order. Each member's header says its size (`bgzf.rs`), so a
+//! scanner reading the stream cuts it into runs of whole members without decoding them, each
+//! decoder decodes a run's members whole with libdeflate (`sized.rs`, as the pool does a FILE's),
+//! and this thread hands the runs on in order.
+//!
+//! Live input (CONTRACT §12.2): a run is sent as soon as the next member has not come whole and
+//! the source would wait for it, so a member's bytes come out once it has been written.
+//!
+//! Faults read as one decoder's (CONTRACT §12.3): from the first member that libdeflate does not
+//! decode whole (damage, a size that lies), or the first bytes that are not a whole `bgzip`
+//! member (another gzip member, a cut, garbage), the one decoder takes the rest: those bytes,
+//! every later run's, the bytes the scanner holds, then the source.
+
+use std::io::{BufReader, Cursor, Read};
+use std::num::NonZeroUsize;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread;
+
+use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
+
+use super::bgzf::{BGZIP_HEADER, bgzip_member, bgzip_size};
+use super::gzip::GzipMembers;
+use super::handoff::Out;
+use super::pump::pump;
+use super::sized::SizedMember;
+use super::source::Sniffed;
+use super::walk::RUN;
+use super::{BUFFER, Failure};
+
+/// The most a run decodes to: the 2 MiB that each of the pool's BGZF runs holds ahead of the
+/// reader, more than the 1.2 MiB that [`RUN`] compressed bytes of text decode to.
+const MOST_DECODED: usize = 8 * BUFFER;
+
+/// Runs under way per decoder, as in the pool: decoded, being decoded or being handed on.
+const UNDER_WAY: usize = 4;
+
+/// Decodes `input`, gzip from its start, into `out`: a stream of `bgzip`'s members on `threads`
+/// decoders, any other gzip (or where no thread can be started) on this thread alone.
+pub(super) fn decode(
+    input: Sniffed,
+    threads: NonZeroUsize,
+    out: &mut impl Out,
+) -> Result<(), Failure> {
+    let mut scanner = Scanner {
+        held: Vec::new(),
+        input,
+        ended: false,
+        failed: false,
+    };
+    scanner.fill_to(BGZIP_HEADER);
+    if !matches!(scanner.next(0), Next::Member(..)) {
+        return one_decoder(scanner.held, scanner.input, out);
+    }
+    let (jobs, taken) = unbounded::<Job>();
+    // Decoded buffers go back to the decoders, so that their pages are not faulted in anew.
+    let (spare, spares) = bounded::<Vec<u8>>(threads.get() * UNDER_WAY);
+    let decoders = (0..threads.get())
+        .filter(|_| {
+            let (taken, spares) = (taken.clone(), spares.clone());
+            thread::Builder::new()
+                .name("decode bgzf".to_owned())
+                .spawn(move || decode_runs(&taken, &spares))
+                .is_ok()
+        })
+        .count();
+    // Runs sent and not yet handed on, with the one handed on and the one the scanner sends.
+    let (send, items) = bounded(threads.get() * UNDER_WAY - 1);
+    let stop = Arc::new(AtomicBool::new(false));
+    let (give, given) = bounded::<Scanner>(1);
+    let scanning = thread::Builder::new().name("scan bgzf".to_owned()).spawn({
+        let stop = stop.clone();
+        move || {
+            if let Ok(scanner) = given.recv() {
+                scanner.scan(&jobs, &send, &stop);
+            }
+        }
+    });
+    if decoders == 0 || scanning.is_err() {
+        return one_decoder(scanner.held, scanner.input, out);
+    }
+    let _ = give.send(scanner);
+    Collector { items, spare, stop }.collect(out)
+}
+
+/// Decodes `start`, then the rest of `input`, with one decoder, as a gzip stream is decoded.
+fn one_decoder(start: Vec<u8>, input: Sniffed, out: &mut impl Out) -> Result<(), Failure> {
+    let input = BufReader::with_capacity(BUFFER, Cursor::new(start).chain(input));
+    let decoder = GzipMembers::all(input, out.spares());
+    pump(
+        decoder,
+        |decoder| decoder.get_mut().get_mut().get_mut().1,
+        out,
+    )
+}
+
+/// A run of whole members, shared by its decoder and the collector, which hands it to the one
+/// decoder where it does not decode whole.
+type Run = Arc<Vec<u8>>;
+
+/// A run of whole members to decode, and where to tell what it decoded to.
+struct Job {
+    run: Run,
+    tell: Sender<RunDecoded>,
+}
+
+/// What a run decoded to: `bytes[..len]`, the members of `run[..whole]`.
+struct RunDecoded {
+    /// Never shortened, so that a buffer used again is not zeroed again.
+    bytes: Vec<u8>,
+    len: usize,
+    whole: usize,
+}
+
+/// What the scanner sends the collector, in the stream's order.
+enum Item {
+    /// A run of whole members, and where its decoder tells what it decoded to.
+    Run(Run, Receiver<RunDecoded>),
+    /// The bytes held after the runs sent, and the rest of the source: the one decoder's, unless
+    /// `ended` with no bytes held, the source's whole end.
+    Rest {
+        held: Vec<u8>,
+        input: Sniffed,
+        ended: bool,
+    },
+}
+
+/// A decoder's thread: decodes the runs it takes until the scanner has gone.
+fn decode_runs(jobs: &Receiver<Job>, spares: &Receiver<Vec<u8>>) {
+    let mut sized = SizedMember::new();
+    for Job { run, tell } in jobs {
+        let mut decoded = RunDecoded {
+            bytes: spares.try_recv().unwrap_or_default(),
+            len: 0,
+            whole: 0,
+        };
+        // Without memory for libdeflate's tables, the one decoder takes the run.
+        if let Some(sized) = &mut sized {
+            decoded.decode(&run, sized);
+        }
+        let _ = tell.send(decoded);
+    }
+}
+
+impl RunDecoded {
+    /// Decodes the members of `run` one after another, as long as libdeflate decodes each whole.
+    fn decode(&mut self, run: &[u8], sized: &mut SizedMember) {
+        while let Some((member, size)) = bgzip_member(&run[self.whole..]) {
+            let end = self.len + size;
+            if self.bytes.len() < end {
+                self.bytes.resize(end, 0);
+            }
+            if !sized.decode(member, &mut self.bytes[self.len..end]) {
+                return;
+            }
+            self.len = end;
+            self.whole += member.len();
+        }
+    }
+}
+
+/// What the bytes held begin with.
+enum Next {
+    /// A whole `bgzip` member of this many bytes, decoding to that many.
+    Member(usize, usize),
+    /// A part of what may be one: more is to be read.
+    More,
+    /// Anything else: the one decoder's.
+    Other,
+}
+
+/// Reads the source and cuts it into runs of whole members.
+struct Scanner {
+    /// The source's bytes not yet sent.
+    held: Vec<u8>,
+    input: Sniffed,
+    ended: bool,
+    /// A read failed: the one decoder reads again, and tells it.
+    failed: bool,
+}
+
+impl Scanner {
+    /// Sends runs of whole members until the source's end, bytes that are not a whole `bgzip`
+    /// member, `stop`, or the collector gone; then the rest, to the one decoder.
+    fn scan(mut self, jobs: &Sender<Job>, items: &Sender<Item>, stop: &AtomicBool) {
+        // The run so far: `held[..end]`, decoding to `decoded` bytes.
+        let (mut end, mut decoded) = (0, 0);
+        loop {
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+            let next = self.next(end);
+            let send = end > 0
+                && match next {
+                    Next::Member(len, size) => {
+                        end + len > RUN as usize || decoded + size > MOST_DECODED
+                    }
+                    Next::More => !self.input.get_ref().1.is_ready(),
+                    Next::Other => true,
+                };
+            if send {
+                if !self.send(end, jobs, items) {
+                    return;
+                }
+                (end, decoded) = (0, 0);
+                continue;
+            }
+            match next {
+                Next::Member(len, size) => (end, decoded) = (end + len, decoded + size),
+                Next::More => self.fill_to(self.held.len() + 1),
+                Next::Other => break,
+            }
+        }
+        let ended = self.ended && !self.failed;
+        let (held, input) = (self.held, self.input);
+        let _ = items.send(Item::Rest { held, input, ended });
+    }
+
+    /// What `held[from..]` begins with.
+    fn next(&self, from: usize) -> Next {
+        let bytes = &self.held[from..];
+        if let Some((member, size)) = bgzip_member(bytes) {
+            return Next::Member(member.len(), size);
+        }
+        let part = match bytes.first_chunk() {
+            Some(header) => bgzip_size(header).is_some_and(|size| bytes.len() < size),
+            None => true,
+        };
+        match part && !self.ended {
+            true => Next::More,
+            false => Next::Other,
+        }
+    }
+
+    /// Sends `held[..end]` to the decoders and to the collector: false when the collector has gone.
+    fn send(&mut self, end: usize, jobs: &Sender<Job>, items: &Sender<Item>) -> bool {
+        let rest = self.held.split_off(end);
+        let run = Arc::new(std::mem::replace(&mut self.held, rest));
+        let (tell, told) = bounded(1);
+        let _ = jobs.send(Job {
+            run: run.clone(),
+            tell,
+        });
+        items.send(Item::Run(run, told)).is_ok()
+    }
+
+    /// Reads until `len` bytes are held or the source has ended.
+    fn fill_to(&mut self, len: usize) {
+        while self.held.len() < len && !self.ended {
+            let held = self.held.len();
+            self.held.resize(held + BUFFER, 0);
+            let read = self.input.read(&mut self.held[held..]);
+            self.held.truncate(held + *read.as_ref().unwrap_or(&0));
+            match read {
+                Ok(0) => self.ended = true,
+                Ok(_) => {}
+                Err(_) => (self.ended, self.failed) = (true, true),
+            }
+        }
+    }
+}
+
+/// Hands decoded runs on in the stream's order.
+struct Collector {
+    items: Receiver<Item>,
+    spare: Sender<Vec<u8>>,
+    /// Set once a run did not decode whole: the scanner then sends what it holds as the rest.
+    stop: Arc<AtomicBool>,
+}
+
+impl Collector {
+    fn collect(self, out: &mut impl Out) -> Result<(), Failure> {
+        while let Ok(item) = self.items.recv() {
+            let (run, told) = match item {
+                Item::Run(run, told) => (run, told),
+                Item::Rest {
+                    ended: true, held, ..
+                } if held.is_empty() => return Ok(()),
+                Item::Rest { held, input, .. } => return one_decoder(held, input, out),
+            };
+            // A decoder gone without a word (a panic) leaves the run to the one decoder.
+            let decoded = told.recv().ok();
+            let whole = decoded.as_ref().map_or(0, |decoded| decoded.whole);
+            if let Some(decoded) = decoded
+                && !self.hand_on(decoded, out)
+            {
+                return Ok(());
+            }
+            if whole < run.len() {
+                return self.rest(run[whole..].to_vec(), out);
+            }
+        }
+        Err(scanner_gone())
+    }
+
+    /// Decodes `from`, every later run and the rest with one decoder.
+    fn rest(self, mut from: Vec<u8>, out: &mut impl Out) -> Result<(), Failure> {
+        self.stop.store(true, Ordering::Relaxed);
+        while let Ok(item) = self.items.recv() {
+            match item {
+                Item::Run(run, _) => from.extend_from_slice(&run),
+                Item::Rest { held, input, .. } => {
+                    from.extend_from_slice(&held);
+                    return one_decoder(from, input, out);
+                }
+            }
+        }
+        Err(scanner_gone())
+    }
+
+    /// Copies what a run decoded to into `out`, then gives its buffer back to a decoder: false
+    /// when the reader has gone.
+    fn hand_on(&self, decoded: RunDecoded, out: &mut impl Out) -> bool {
+        let mut left = &decoded.bytes[..decoded.len];
+        while !left.is_empty() {
+            let Some(room) = out.room() else {
+                return false;
+            };
+            let n = room.len().min(left.len());
+            room[..n].copy_from_slice(&left[..n]);
+            left = &left[n..];
+            if !out.filled(n) {
+                return false;
+            }
+        }
+        let _ = self.spare.try_send(decoded.bytes);
+        true
+    }
+}
+
+/// The scanner ended without handing on the source's rest: only a panic does.
+fn scanner_gone() -> Failure {
+    Failure::Decompressing(std::io::Error::other(
+        "the BGZF scanner ended before the source's end",
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fs::File;
+    use std::io::Write;
+    use std::time::Duration;
+
+    use super::super::tests::{bgzf_member, piped, random, streamed, text};
+    use super::*;
+    use pipelines_testing::{DEADLINE, gzip, within};
+    use proptest::prelude::*;
+
+    /// What the stream `source` decodes to on `threads` decoders, and how decoding ended.
+    fn decoded_on(source: File, threads: usize) -> (Vec<u8>, Result<(), Failure>) {
+        within("decoding a stream", move || {
+            let threads = NonZeroUsize::new(threads).unwrap();
+            let (mut pipe, decoding) = super::super::decode(source, threads).unwrap();
+            let mut out = Vec::new();
+            pipe.read_to_end(&mut out).unwrap();
+            (out, decoding.finish())
+        })
+    }
+
+    /// That `bytes` through a pipe decode on two and three decoders to what the one decoder makes
+    /// of them, its words too; returns that.
+    fn as_one_decoder(bytes: &[u8]) -> (Vec<u8>, String) {
+        let (one, one_ended) = streamed(bytes);
+        let one_ended = format!("{one_ended:?}");
+        for threads in [2, 3] {
+            let (out, ended) = decoded_on(piped(bytes.to_vec()), threads);
+            assert!(
+                out == one,
+                "{threads} decoders: {} bytes, not {}",
+                out.len(),
+                one.len()
+            );
+            assert_eq!(format!("{ended:?}"), one_ended, "{threads} decoders");
+        }
+        (one, one_ended)
+    }
+
+    /// `text` as `bgzip` cuts it, a member for every 65,280 bytes.
+    fn members_of(text: &[u8]) -> Vec<Vec<u8>> {
+        text.chunks(65_280)
+            .map(|chunk| bgzf_member(chunk, 0, None))
+            .collect()
+    }
+
+    /// CONTRACT §12.4: a stream of `bgzip`'s members, more than a run for each decoder, decodes
+    /// whole on several decoders, with `bgzip`'s end-of-file marker, members of bytes deflate
+    /// cannot shrink, and a member that decodes to more than a run holds.
+    #[test]
+    fn a_stream_of_members_decodes_whole_on_several_decoders() {
+        let text = text(0..300_000);
+        let mut members = members_of(&text);
+        let mut whole = text.clone();
+        for n in 0..12 {
+            let bytes = random(40_000 + n * 1000);
+            members.push(bgzf_member(&bytes, 0, None));
+            whole.extend_from_slice(&bytes);
+        }
+        members.push(bgzf_member(b"", 0, None));
+        let (out, ended) = as_one_decoder(&members.concat());
+        assert!(out == whole, "{} bytes of {}", out.len(), whole.len());
+        assert_eq!(ended, "Ok(())");
+    }
+
+    /// The runs the scanner cuts `bytes` into, read from a regular file (always ready, so only a
+    /// run's bounds cut it), and what it leaves to the one decoder: the bytes, and whether the
+    /// source had ended.
+    fn scanned(bytes: &[u8]) -> (Vec<Run>, (Vec<u8>, bool)) {
+        let file = super::super::tests::file_of(bytes);
+        let scanner = Scanner {
+            held: Vec::new(),
+            input: Cursor::new(Vec::new()).chain(super::super::source::Undecoded::new(file)),
+            ended: false,
+            failed: false,
+        };
+        let ((jobs, taken), (items, sent)) = (unbounded(), unbounded());
+        scanner.scan(&jobs, &items, &AtomicBool::new(false));
+        drop(items);
+        let (mut runs, mut rest) = (Vec::new(), None);
+        for item in sent {
+            match item {
+                Item::Run(run, _) => runs.push(run),
+                Item::Rest { held, ended, .. } => rest = Some((held, ended)),
+            }
+        }
+        let jobs: Vec<Run> = taken.try_iter().map(|job: Job| job.run).collect();
+        assert!(jobs == runs, "not every run sent to the decoders");
+        (runs, rest.expect("no rest"))
+    }
+
+    /// The members `run` holds: each one's length and what it decodes to.
+    fn members_in(mut run: &[u8]) -> Vec<(usize, usize)> {
+        let mut members = Vec::new();
+        while let Some((member, size)) = bgzip_member(run) {
+            members.push((member.len(), size));
+            run = &run[member.len()..];
+        }
+        assert!(
+            run.is_empty(),
+            "a run with {} bytes of no member",
+            run.len()
+        );
+        members
+    }
+
+    /// A run is whole members, as many as fit in [`RUN`] compressed bytes and [`MOST_DECODED`]
+    /// decoded ones: text that shrinks well is cut by the first bound, the same byte repeated by
+    /// the second. What follows the last member is left to the one decoder.
+    #[test]
+    fn runs_are_whole_members_within_their_bounds() {
+        let text = text(0..300_000);
+        let repeated = vec![b'a'; 3_000_000];
+        for (bytes, after) in [
+            (members_of(&text).concat(), &b""[..]),
+            (members_of(&repeated).concat(), b"garbage"),
+        ] {
+            let (runs, rest) = scanned(&[&bytes[..], after].concat());
+            assert!(runs.len() >= 2, "{} runs", runs.len());
+            assert_eq!(rest, (after.to_vec(), true));
+            let runs: Vec<Vec<(usize, usize)>> = runs.iter().map(|run| members_in(run)).collect();
+            let all: Vec<(usize, usize)> = runs.concat();
+            assert_eq!(
+                all.iter().map(|member| member.0).sum::<usize>(),
+                bytes.len()
+            );
+            for (n, run) in runs.iter().enumerate() {
+                let (len, decoded) = run.iter().fold((0, 0), |(l, d), m| (l + m.0, d + m.1));
+                assert!(len <= RUN as usize && decoded <= MOST_DECODED, "run {n}");
+                if let Some(&(next_len, next_decoded)) = runs.get(n + 1).map(|next| &next[0]) {
+                    let fits =
+                        len + next_len <= RUN as usize && decoded + next_decoded <= MOST_DECODED;
+                    assert!(!fits, "run {n} ends before a member that fits");
+                }
+            }
+        }
+    }
+
+    /// CONTRACT §12.3: whatever is not a `bgzip` member, or does not decode whole, is the one
+    /// decoder's from there on, and reads as it does: a plain gzip member after `bgzip`'s or
+    /// before them, another subfield before `BC`, sizes that lie (covering the next member too,
+    /// 100 bytes too long or too short), a byte flipped in the first, a middle or the last
+    /// member, garbage after, a cut inside a header, inside deflate data and between members.
+    #[test]
+    fn what_is_not_a_whole_member_reads_as_one_decoder_reads_it() {
+        let text = text(0..200_000);
+        let chunks: Vec<&[u8]> = text.chunks(65_280).collect();
+        let members = members_of(&text);
+        let bytes = members.concat();
+        let last = members.len() - 1;
+        let mut cases = vec![
+            [&bytes[..], &gzip(b"plain\n")].concat(),
+            [&gzip(b"plain\n"), &bytes[..]].concat(),
+            [&bytes[..], b"garbage\n"].concat(),
+            bytes[..bytes.len() - members[last].len() + 10].to_vec(),
+            bytes[..bytes.len() - members[last].len() / 2].to_vec(),
+            bytes[..bytes.len() - members[last].len()].to_vec(),
+        ];
+        for (n, before, size) in [
+            (3, 5, None),
+            (4, 0, Some(members[4].len() + members[5].len())),
+            (6, 0, Some(members[6].len() + 100)),
+            (6, 0, Some(members[6].len() - 100)),
+        ] {
+            let mut lying = members.clone();
+            lying[n] = bgzf_member(chunks[n], before, size);
+            cases.push(lying.concat());
+        }
+        for n in [0, 7, last] {
+            let mut flipped = members.clone();
+            let middle = flipped[n].len() / 2;
+            flipped[n][middle] ^= 0x55;
+            cases.push(flipped.concat());
+        }
+        // A cut or a lie gives a prefix of the text; a flipped byte may decode to other bytes
+        // before its CRC-32 tells it.
+        for (n, case) in cases.iter().enumerate() {
+            let (out, _) = as_one_decoder(case);
+            let cut_or_lying = (3..10).contains(&n);
+            assert!(
+                !cut_or_lying || text.starts_with(&out),
+                "case {n}: not a prefix"
+            );
+        }
+    }
+
+    /// CONTRACT §12.2: members written one at a time into a pipe that stays open come out each as
+    /// soon as it has come whole, on two decoders; then the end.
+    #[test]
+    fn a_slowly_written_stream_of_members_comes_out_member_by_member() {
+        let (source, mut writer) = std::io::pipe().unwrap();
+        let source = File::from(std::os::fd::OwnedFd::from(source));
+        let two = NonZeroUsize::new(2).unwrap();
+        let (mut pipe, _decoding) = super::super::decode(source, two).unwrap();
+        let (send, came) = std::sync::mpsc::channel();
+        thread::spawn(move || {
+            let mut buf = vec![0; BUFFER];
+            while let Ok(n @ 1..) = pipe.read(&mut buf) {
+                if send.send(buf[..n].to_vec()).is_err() {
+                    break;
+                }
+            }
+        });
+        let long = vec![b'x'; 60_000];
+        for line in [&b"first\n"[..], &long, b"second\n"] {
+            let member = bgzf_member(line, 0, None);
+            // Its header first, the rest a moment later: a member comes out only whole.
+            writer.write_all(&member[..10]).unwrap();
+            thread::sleep(Duration::from_millis(20));
+            writer.write_all(&member[10..]).unwrap();
+            let mut out = Vec::new();
+            while out.len() < line.len() {
+                match came.recv_timeout(DEADLINE) {
+                    Ok(bytes) => out.extend_from_slice(&bytes),
+                    Err(_) => panic!("a member of {} bytes held back", line.len()),
+                }
+            }
+            assert!(out == line, "{} bytes", out.len());
+        }
+        drop(writer);
+        assert!(came.recv_timeout(DEADLINE).is_err(), "bytes after the end");
+    }
+
+    /// A reader that goes ends the decoding, the scanner and decoders with it, the source still
+    /// open.
+    #[test]
+    fn a_reader_that_goes_ends_the_decoding() {
+        let members = members_of(&text(0..300_000)).concat();
+        let (source, mut writer) = std::io::pipe().unwrap();
+        let source = File::from(std::os::fd::OwnedFd::from(source));
+        let two = NonZeroUsize::new(2).unwrap();
+        let (mut pipe, decoding) = super::super::decode(source, two).unwrap();
+        thread::spawn(move || {
+            let _ = writer.write_all(&members);
+            // Open until the test's end.
+            thread::sleep(DEADLINE);
+        });
+        pipe.read_exact(&mut [0; 1000]).unwrap();
+        drop(pipe);
+        let started = std::time::Instant::now();
+        while !decoding.has_ended() {
+            assert!(started.elapsed() < DEADLINE, "still decoding");
+            thread::sleep(Duration::from_millis(10));
+        }
+        assert!(decoding.finish().is_ok());
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(32))]
+
+        /// Members cut anywhere or with a byte flipped anywhere read as the one decoder reads
+        /// them.
+        #[test]
+        fn damaged_members_read_as_one_decoder_reads_them(
+            lines in 1..40_000u32,
+            at in 0.0..1.0f64,
+            flip in any::<bool>(),
+        ) {
+            let mut bytes = members_of(&text(0..lines)).concat();
+            let at = ((bytes.len() as f64 * at) as usize).clamp(3, bytes.len() - 1);
+            match flip {
+                true => bytes[at] ^= 0x55,
+                false => bytes.truncate(at),
+            }
+            as_one_decoder(&bytes);
+        }
+    }
+}
