@@ -809,7 +809,7 @@ fn bzip2_blocks_decode_on_every_decoder_as_on_one() {
 /// before it, as with one decoder: `pzstd`'s frames (each after a skippable frame that holds the
 /// frame's length), the blocks of `xz -T2`, whose streams follow one another as `cat a.xz
 /// b.xz` writes them, and `bgzip`'s members (each giving its size in a `BC` field), a member of
-/// plain gzip after them left to one decoder.
+/// plain gzip after them left to one decoder; `bgzip`'s from stdin too.
 #[test]
 fn parts_decoded_at_once_come_out_in_order_and_faults_after_them() {
     let text = text(100_000);
@@ -952,19 +952,33 @@ fn parts_decoded_at_once_come_out_in_order_and_faults_after_them() {
         args.extend(files.iter().map(|file| file.as_os_str()));
         args
     }
+    let stdin = PathBuf::from("-");
     for (name, (bytes, text, fault), first) in cases {
         let file = scratch_file(name, &bytes);
+        // `bgzip`'s members from stdin, a pipe, are decoded at once too, and read alike.
+        let sources = match name.ends_with(".bgz") {
+            true => vec![(&file, &b""[..]), (&stdin, &bytes[..])],
+            false => vec![(&file, &b""[..])],
+        };
         for variant in defaults() {
-            let Some((reason, before)) = fault else {
-                assert_decodes(variant, &at_once(&[&file]), b"", &text);
-                continue;
-            };
-            let finished = run_command(decompressing(variant, &at_once(&[&file, &next])), b"");
-            assert_fails_after(variant, &finished, &file, reason, &text, before);
-            assert!(
-                finished.stdout.starts_with(&reference(first)),
-                "{variant}: {name}: the first frame is not whole before the fault"
-            );
+            for &(source, stdin) in &sources {
+                let Some((reason, before)) = fault else {
+                    assert_decodes(variant, &at_once(&[source]), stdin, &text);
+                    continue;
+                };
+                let finished =
+                    run_command(decompressing(variant, &at_once(&[source, &next])), stdin);
+                let told = if stdin.is_empty() {
+                    &file
+                } else {
+                    Path::new("stdin")
+                };
+                assert_fails_after(variant, &finished, told, reason, &text, before);
+                assert!(
+                    finished.stdout.starts_with(&reference(first)),
+                    "{variant}: {name}: the first frame is not whole before the fault"
+                );
+            }
         }
     }
 }

@@ -556,6 +556,16 @@ mod tests {
             }
             assert!(out == line, "{} bytes", out.len());
         }
+        // Decoded on the decoders, beside the scanner, not by the one decoder.
+        let named = |name: &str| {
+            let tasks = std::fs::read_dir("/proc/thread-self/..").unwrap();
+            let comm = |task: std::fs::DirEntry| std::fs::read_to_string(task.path().join("comm"));
+            tasks
+                .filter_map(|task| comm(task.ok()?).ok())
+                .filter(|comm| comm.trim() == name)
+                .count()
+        };
+        assert!(named("decode bgzf") >= 2 && named("scan bgzf") >= 1);
         drop(writer);
         assert!(came.recv_timeout(DEADLINE).is_err(), "bytes after the end");
     }
