@@ -726,23 +726,15 @@ impl Collector {
         Failure::Decompressing(failure)
     }
 
-    /// Copies `bytes` into `out`, then keeps their buffer for a decoder: false when the reader
-    /// has gone.
+    /// Hands `bytes` on into `out`, then keeps the storage it gets back for a decoder: false when
+    /// the reader has gone.
     fn hand_on(&mut self, bytes: Vec<u8>, out: &mut impl Out) -> bool {
-        let mut left = &bytes[..];
-        while !left.is_empty() {
-            let Some(room) = out.room() else {
-                return false;
-            };
-            let n = room.len().min(left.len());
-            room[..n].copy_from_slice(&left[..n]);
-            left = &left[n..];
-            if !out.filled(n) {
-                return false;
-            }
-        }
-        if bytes.capacity() <= MOST_SPARE {
-            let _ = self.spare.try_send(bytes);
+        let len = bytes.len();
+        let Some(storage) = out.hand_over(bytes, len) else {
+            return false;
+        };
+        if storage.capacity() <= MOST_SPARE {
+            let _ = self.spare.try_send(storage);
         }
         true
     }

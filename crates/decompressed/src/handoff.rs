@@ -178,6 +178,23 @@ pub(super) trait Out: Send + 'static {
     /// Hands on what is held, at the end.
     fn flush(&mut self);
 
+    /// Hands on `bytes[..len]`, decoded elsewhere (on a decoder's thread), and returns storage for
+    /// the next, its bytes of no meaning: `None` when the reader has gone. Copied into the room,
+    /// where the bytes cannot go on in their own storage.
+    fn hand_over(&mut self, bytes: Vec<u8>, len: usize) -> Option<Vec<u8>> {
+        let mut left = &bytes[..len];
+        while !left.is_empty() {
+            let room = self.room()?;
+            let n = room.len().min(left.len());
+            room[..n].copy_from_slice(&left[..n]);
+            left = &left[n..];
+            if !self.filled(n) {
+                return None;
+            }
+        }
+        Some(bytes)
+    }
+
     /// The caller's pool that a decoder may take its state from and keep it in when it ends:
     /// none unless the bytes go to a reader of the caller's run.
     fn spares(&self) -> Option<&SpareBuffers> {
@@ -203,6 +220,12 @@ impl Out for PipeOut {
     }
 
     fn flush(&mut self) {}
+
+    fn hand_over(&mut self, bytes: Vec<u8>, len: usize) -> Option<Vec<u8>> {
+        Write::write_all(&mut &self.pipe, &bytes[..len])
+            .is_ok()
+            .then_some(bytes)
+    }
 }
 
 /// Where whole buffers of decoded bytes go, and where empty ones come from.
@@ -364,6 +387,12 @@ impl Out for Passing {
     /// Every read was sent at once: nothing is held. A stream's decoder keeps no state spare
     /// (the default `spares`): one source a reader, there is no next decoder to take it.
     fn flush(&mut self) {}
+
+    /// Sent at once in its own storage, a buffer the reader handed back taken in its place.
+    fn hand_over(&mut self, bytes: Vec<u8>, len: usize) -> Option<Vec<u8>> {
+        let sent = self.buffers.full(Decoded { bytes, len }) && self.buffers.send_unsent();
+        sent.then(|| self.buffers.empty())?
+    }
 }
 
 impl Drop for Passing {

@@ -22,16 +22,16 @@ use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
 
 use super::bgzf::{BGZIP_HEADER, bgzip_member, bgzip_size};
 use super::gzip::GzipMembers;
-use super::handoff::Out;
+use super::handoff::{MOST_KEPT, Out};
 use super::pump::pump;
 use super::sized::SizedMember;
 use super::source::Sniffed;
 use super::walk::RUN;
 use super::{BUFFER, Failure};
 
-/// The most a run decodes to: 1 MiB, about what [`RUN`] compressed bytes of text decode to, so
-/// that a run of members that shrink well holds no more.
-const MOST_DECODED: usize = 4 * BUFFER;
+/// The most a run decodes to: the most storage a reader hands back to be decoded into again
+/// ([`MOST_KEPT`]), since each run's goes on to the reader uncopied where it can.
+const MOST_DECODED: usize = MOST_KEPT;
 
 /// Runs under way per decoder, as in the pool: decoded, being decoded or being handed on.
 const UNDER_WAY: usize = 4;
@@ -110,7 +110,7 @@ struct Job {
 
 /// What a run decoded to: `bytes[..len]`, the members of `run[..whole]`.
 struct RunDecoded {
-    /// Never shortened, so that a buffer used again is not zeroed again.
+    /// Made [`MOST_DECODED`] long, the most a run decodes to, and never shortened here.
     bytes: Vec<u8>,
     len: usize,
     whole: usize,
@@ -134,7 +134,7 @@ fn decode_runs(jobs: &Receiver<Job>, spares: &Receiver<Vec<u8>>) {
     let mut sized = SizedMember::new();
     for Job { run, tell } in jobs {
         let mut decoded = RunDecoded {
-            bytes: spares.try_recv().unwrap_or_else(|_| vec![0; MOST_DECODED]),
+            bytes: spares.try_recv().unwrap_or_default(),
             len: 0,
             whole: 0,
         };
@@ -151,12 +151,19 @@ fn decode_runs(jobs: &Receiver<Job>, spares: &Receiver<Vec<u8>>) {
 impl RunDecoded {
     /// Decodes the members of `run` one after another, as long as libdeflate decodes each whole.
     fn decode(&mut self, run: &[u8], sized: &mut SizedMember) {
+        // Room for the most a run decodes to, at once: made zeroed by the allocator where the
+        // storage is too small (a reader's own buffer, or none), else zeroed only past its length.
+        match self.bytes.capacity() < MOST_DECODED {
+            true => self.bytes = vec![0; MOST_DECODED],
+            false => self.bytes.resize(MOST_DECODED, 0),
+        }
         while let Some((member, size)) = bgzip_member(&run[self.whole..]) {
             let end = self.len + size;
-            if self.bytes.len() < end {
-                self.bytes.resize(end, 0);
-            }
-            if !sized.decode(member, &mut self.bytes[self.len..end]) {
+            // Never short (the scanner bounds a run's decoded bytes): else the one decoder's.
+            let Some(room) = self.bytes.get_mut(self.len..end) else {
+                return;
+            };
+            if !sized.decode(member, room) {
                 return;
             }
             self.len = end;
@@ -332,22 +339,13 @@ impl Collector {
         Err(scanner_gone())
     }
 
-    /// Copies what a run decoded to into `out`, then gives its buffer back to a decoder: false
-    /// when the reader has gone.
+    /// Hands what a run decoded to on into `out`, then gives the storage it gets back to a
+    /// decoder: false when the reader has gone.
     fn hand_on(&self, decoded: RunDecoded, out: &mut impl Out) -> bool {
-        let mut left = &decoded.bytes[..decoded.len];
-        while !left.is_empty() {
-            let Some(room) = out.room() else {
-                return false;
-            };
-            let n = room.len().min(left.len());
-            room[..n].copy_from_slice(&left[..n]);
-            left = &left[n..];
-            if !out.filled(n) {
-                return false;
-            }
-        }
-        let _ = self.spare.try_send(decoded.bytes);
+        let Some(storage) = out.hand_over(decoded.bytes, decoded.len) else {
+            return false;
+        };
+        let _ = self.spare.try_send(storage);
         true
     }
 }
