@@ -17,6 +17,7 @@ use std::num::NonZeroUsize;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
+use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
 
@@ -36,6 +37,11 @@ const MOST_DECODED: usize = MOST_KEPT;
 /// Runs under way per decoder, as in the pool: decoded, being decoded or being handed on.
 const UNDER_WAY: usize = 4;
 
+/// How long the scanner waits for an idle stream before it looks whether the collector has told
+/// it to stop: a fault in the last run sent, or the reader gone, is then acted on while the stream
+/// stays open and silent (`tail -f`), not at its next bytes.
+const STOP_SEEN: Duration = Duration::from_millis(20);
+
 /// Decodes `input`, gzip from its start, into `out`: a stream of `bgzip`'s members on `threads`
 /// decoders, any other gzip (or where no thread can be started) on this thread alone.
 pub(super) fn decode(
@@ -47,7 +53,8 @@ pub(super) fn decode(
     // made anew, its pages faulted in, for each run.
     let (spare_run, spare_runs) = bounded(threads.get() * UNDER_WAY);
     let mut scanner = Scanner::new(input, spare_runs);
-    scanner.fill_to(BGZIP_HEADER);
+    let stop = Arc::new(AtomicBool::new(false));
+    scanner.fill_to(BGZIP_HEADER, &stop);
     if !matches!(scanner.next(0), Next::Member(..)) {
         return one_decoder(scanner.held, scanner.input, out);
     }
@@ -64,7 +71,6 @@ pub(super) fn decode(
         .count();
     // Runs sent and not yet handed on, with the one handed on and the one the scanner sends.
     let (send, items) = bounded(threads.get() * UNDER_WAY - 1);
-    let stop = Arc::new(AtomicBool::new(false));
     let (give, given) = bounded::<Scanner>(1);
     let scanning = thread::Builder::new().name("scan bgzf".to_owned()).spawn({
         let stop = stop.clone();
@@ -235,7 +241,7 @@ impl Scanner {
             }
             match next {
                 Next::Member(len, size) => (end, decoded) = (end + len, decoded + size),
-                Next::More => self.fill_to(self.held.len() + 1),
+                Next::More => self.fill_to(self.held.len() + 1, stop),
                 Next::Other => break,
             }
         }
@@ -275,9 +281,17 @@ impl Scanner {
         items.send(Item::Run(run, told)).is_ok()
     }
 
-    /// Reads until `len` bytes are held or the source has ended.
-    fn fill_to(&mut self, len: usize) {
+    /// Reads until `len` bytes are held, the source has ended or `stop` is set.
+    fn fill_to(&mut self, len: usize, stop: &AtomicBool) {
         while self.held.len() < len && !self.ended {
+            let (sniffed, source) = self.input.get_ref();
+            let sniffed_left = sniffed.position() < sniffed.get_ref().len() as u64;
+            if !sniffed_left && source.stays_idle_for(STOP_SEEN) {
+                if stop.load(Ordering::Relaxed) {
+                    return;
+                }
+                continue;
+            }
             match self.input.read(&mut self.read) {
                 Ok(0) => self.ended = true,
                 Ok(read) => self.held.extend_from_slice(&self.read[..read]),
@@ -292,8 +306,17 @@ struct Collector {
     items: Receiver<Item>,
     spare: Sender<Vec<u8>>,
     spare_run: Sender<Vec<u8>>,
-    /// Set once a run did not decode whole: the scanner then sends what it holds as the rest.
+    /// Set once a run did not decode whole, or the collector has gone: the scanner then sends
+    /// what it holds as the rest, or ends.
     stop: Arc<AtomicBool>,
+}
+
+impl Drop for Collector {
+    /// The scanner may be waiting for an idle stream: it ends rather than reading on for a reader
+    /// that has gone.
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
 }
 
 impl Collector {
@@ -595,6 +618,35 @@ mod tests {
         assert!(named("decode bgzf") >= 2 && named("scan bgzf") >= 1);
         drop(writer);
         assert!(came.recv_timeout(DEADLINE).is_err(), "bytes after the end");
+    }
+
+    /// CONTRACT §12.2 and §12.3: a fault in the last member written is told, after the bytes
+    /// before it, while the stream stays open and writes nothing more (the scanner, waiting for
+    /// it, hands the collector the rest).
+    #[test]
+    fn a_fault_is_told_while_the_stream_stays_open() {
+        let text = text(0..200_000);
+        let mut members = members_of(&text);
+        let last = members.len() - 1;
+        let middle = members[last].len() / 2;
+        members[last][middle] ^= 0x55;
+        let (source, mut writer) = std::io::pipe().unwrap();
+        let source = File::from(std::os::fd::OwnedFd::from(source));
+        let two = NonZeroUsize::new(2).unwrap();
+        let (mut pipe, decoding) = super::super::decode(source, two).unwrap();
+        thread::spawn(move || {
+            let _ = writer.write_all(&members.concat());
+            // Open, and silent, until the test's end.
+            thread::sleep(DEADLINE);
+        });
+        let (out, ended) = within("a fault on an open stream", move || {
+            let mut out = Vec::new();
+            let _ = pipe.read_to_end(&mut out);
+            (out, decoding.finish())
+        });
+        let before = text.len() - text.chunks(65_280).last().unwrap().len();
+        assert!(out.len() >= before && text.starts_with(&out[..before]));
+        assert!(ended.is_err(), "{ended:?}");
     }
 
     /// A reader that goes ends the decoding, the scanner and decoders with it, the source still

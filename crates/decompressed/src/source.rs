@@ -5,6 +5,7 @@ use std::fs::File;
 use std::io::{self, Chain, Cursor, Read};
 use std::os::fd::AsFd;
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::{BUFFER, Failure};
 use fd_facts as fd;
@@ -31,6 +32,12 @@ impl Undecoded {
     /// for its writer.
     pub(super) fn is_ready(&self) -> bool {
         fd::is_ready(self.file.as_fd())
+    }
+
+    /// Whether a stream had nothing to read for all of `timeout` (false where that cannot be told:
+    /// the read that follows waits instead).
+    pub(super) fn stays_idle_for(&self, timeout: Duration) -> bool {
+        fd::stays_idle_for(self.file.as_fd(), timeout)
     }
 
     /// `file`, read at most `most` bytes (at least one, at most a [`BUFFER`]) at a time.

@@ -76,14 +76,27 @@ pub fn is_ready(fd: BorrowedFd<'_>) -> bool {
 
 /// Whether a read of `fd` would return at once within `timeout`, waiting that long at most.
 pub fn is_ready_within(fd: BorrowedFd<'_>, timeout: Duration) -> bool {
+    // If poll itself fails, say nothing is waiting: the caller then writes early, which costs a
+    // write but never holds a line back.
+    readable_within(fd, timeout).unwrap_or(false)
+}
+
+/// Whether `fd` stayed without bytes or an end to read for all of `timeout`: false as soon as a
+/// read would return, and where poll fails (a `ulimit -n 0` refuses even one descriptor), so that
+/// a caller waiting in slices reads, and waits in the read, rather than polling on for ever.
+pub fn stays_idle_for(fd: BorrowedFd<'_>, timeout: Duration) -> bool {
+    matches!(readable_within(fd, timeout), Ok(false))
+}
+
+/// Whether a read of `fd` would return at once within `timeout`, or why poll could not tell.
+fn readable_within(fd: BorrowedFd<'_>, timeout: Duration) -> rustix::io::Result<bool> {
     let mut fds = [PollFd::new(&fd, PollFlags::IN)];
     let timeout = Timespec {
         tv_sec: timeout.as_secs() as i64,
         tv_nsec: i64::from(timeout.subsec_nanos()),
     };
-    // If poll itself fails, say nothing is waiting: the caller then writes early, which costs a
-    // write but never holds a line back.
-    poll_until_ready(&mut fds, Some(&timeout)).is_ok() && !fds[0].revents().is_empty()
+    poll_until_ready(&mut fds, Some(&timeout))?;
+    Ok(!fds[0].revents().is_empty())
 }
 
 /// Waits until a read of `input` would return at once; returns false instead if `watched`, a
@@ -259,9 +272,11 @@ mod tests {
             let (reader, writer) = pipe().unwrap();
             assert!(!is_ready(reader.as_fd()));
             assert!(!is_ready_within(reader.as_fd(), Duration::from_millis(1)));
+            assert!(stays_idle_for(reader.as_fd(), Duration::from_millis(1)));
             rustix::io::write(&writer, b"x").unwrap();
             assert!(is_ready(reader.as_fd()));
             assert!(is_ready_within(reader.as_fd(), Duration::from_secs(60)));
+            assert!(!stays_idle_for(reader.as_fd(), Duration::from_secs(60)));
             assert!(wait_readable_unless_reader_gone(
                 reader.as_fd(),
                 writer.as_fd()
