@@ -24,17 +24,18 @@
 //! may have cut it: at most `threads + 1` blocks decoding or decoded, each at most about 46 MB
 //! (900 kB of runs of 255 bytes), about 1 MB of text (CONTRACT §12.4).
 
-use std::io::{self, BufReader, Cursor, Read};
+use std::io::{self, Read};
 use std::num::NonZeroUsize;
 use std::sync::Arc;
 use std::thread;
 
 use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
 
+use super::format::Format;
 use super::handoff::Out;
-use super::pump::pump;
-use super::source::{Sniffed, reading};
-use super::{BUFFER, Failure};
+use super::source::{Sniffed, held_first, reading};
+use super::streams::one_decoder;
+use super::{BUFFER, Failure, ONE};
 
 /// A block's magic, π's digits.
 pub(super) const BLOCK: u64 = 0x3141_5926_5359;
@@ -428,7 +429,7 @@ pub(super) fn decode(
             }
         });
     if decoders == 0 || scanning.is_err() {
-        return one_decoder(Vec::new(), input, out);
+        return one_decoder(Format::Bzip2, ONE, input, out);
     }
     let _ = give.send(input);
     Collector {
@@ -438,18 +439,6 @@ pub(super) fn decode(
         folded: 0,
     }
     .collect(out)
-}
-
-/// Decodes `start`, then the rest of `input`, with one decoder, as a source is decoded without
-/// blocks apart.
-fn one_decoder(start: Vec<u8>, input: Sniffed, out: &mut impl Out) -> Result<(), Failure> {
-    let input = BufReader::with_capacity(BUFFER, Cursor::new(start).chain(input));
-    let decoder = ::bzip2::bufread::MultiBzDecoder::new(input);
-    pump(
-        decoder,
-        |decoder| decoder.get_mut().get_mut().get_mut().1,
-        out,
-    )
 }
 
 /// How a stream's scan ended.
@@ -645,7 +634,9 @@ impl Collector {
             let (span, told) = match item {
                 Item::Block(span, told) => (span, told),
                 Item::NoEnd => continue,
-                Item::Rest(start, input) => return one_decoder(start, input, out),
+                Item::Rest(start, input) => {
+                    return one_decoder(Format::Bzip2, ONE, held_first(start, input), out);
+                }
                 Item::Failed(failure) => return Err(failure),
             };
             let decoded = told.recv().unwrap_or_else(|_| Decoded {
@@ -747,7 +738,7 @@ fn invalid_data() -> io::Error {
 
 #[cfg(test)]
 mod tests {
-    use std::io::Write;
+    use std::io::{Cursor, Write};
 
     use proptest::prelude::*;
 

@@ -12,7 +12,7 @@
 //! member (another gzip member, a cut, garbage), the one decoder takes the rest: those bytes,
 //! every later run's, the bytes the scanner holds, then the source.
 
-use std::io::{BufReader, Cursor, Read};
+use std::io::Read;
 use std::num::NonZeroUsize;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -22,13 +22,13 @@ use std::time::Duration;
 use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
 
 use super::bgzf::{BGZIP_HEADER, bgzip_member, bgzip_size};
-use super::gzip::GzipMembers;
+use super::format::Format;
 use super::handoff::{MOST_KEPT, Out};
-use super::pump::pump;
 use super::sized::SizedMember;
-use super::source::Sniffed;
+use super::source::{Sniffed, held_first};
+use super::streams::one_decoder;
 use super::walk::RUN;
-use super::{BUFFER, Failure};
+use super::{BUFFER, Failure, ONE};
 
 /// The most a run decodes to: the most storage a reader hands back to be decoded into again
 /// ([`MOST_KEPT`]), since each run's goes on to the reader uncopied where it can.
@@ -56,7 +56,7 @@ pub(super) fn decode(
     let stop = Arc::new(AtomicBool::new(false));
     scanner.fill_to(BGZIP_HEADER, &stop);
     if !matches!(scanner.next(0), Next::Member(..)) {
-        return one_decoder(scanner.held, scanner.input, out);
+        return to_one_decoder(scanner.held, scanner.input, out);
     }
     let (jobs, taken) = unbounded::<Job>();
     let (spare, spares) = bounded::<Vec<u8>>(threads.get() * UNDER_WAY);
@@ -81,7 +81,7 @@ pub(super) fn decode(
         }
     });
     if decoders == 0 || scanning.is_err() {
-        return one_decoder(scanner.held, scanner.input, out);
+        return to_one_decoder(scanner.held, scanner.input, out);
     }
     let _ = give.send(scanner);
     Collector {
@@ -93,15 +93,9 @@ pub(super) fn decode(
     .collect(out)
 }
 
-/// Decodes `start`, then the rest of `input`, with one decoder, as a gzip stream is decoded.
-fn one_decoder(start: Vec<u8>, input: Sniffed, out: &mut impl Out) -> Result<(), Failure> {
-    let input = BufReader::with_capacity(BUFFER, Cursor::new(start).chain(input));
-    let decoder = GzipMembers::all(input, out.spares());
-    pump(
-        decoder,
-        |decoder| decoder.get_mut().get_mut().get_mut().1,
-        out,
-    )
+/// Decodes `held`, then the rest of `input`, with one decoder, as a gzip stream is decoded.
+fn to_one_decoder(held: Vec<u8>, input: Sniffed, out: &mut impl Out) -> Result<(), Failure> {
+    one_decoder(Format::Gzip, ONE, held_first(held, input), out)
 }
 
 /// A run of whole members, shared by its decoder and the collector, which hands it to the one
@@ -327,7 +321,7 @@ impl Collector {
                 Item::Rest {
                     ended: true, held, ..
                 } if held.is_empty() => return Ok(()),
-                Item::Rest { held, input, .. } => return one_decoder(held, input, out),
+                Item::Rest { held, input, .. } => return to_one_decoder(held, input, out),
             };
             // A decoder gone without a word (a panic) leaves the run to the one decoder.
             let decoded = told.recv().ok();
@@ -355,7 +349,7 @@ impl Collector {
                 Item::Run(run, _) => from.extend_from_slice(&run),
                 Item::Rest { held, input, .. } => {
                     from.extend_from_slice(&held);
-                    return one_decoder(from, input, out);
+                    return to_one_decoder(from, input, out);
                 }
             }
         }
@@ -460,7 +454,8 @@ mod tests {
     /// source had ended.
     fn scanned(bytes: &[u8]) -> (Vec<Run>, (Vec<u8>, bool)) {
         let file = super::super::tests::file_of(bytes);
-        let input = Cursor::new(Vec::new()).chain(super::super::source::Undecoded::new(file));
+        let input =
+            std::io::Cursor::new(Vec::new()).chain(super::super::source::Undecoded::new(file));
         let scanner = Scanner::new(input, unbounded().1);
         let ((jobs, taken), (items, sent)) = (unbounded(), unbounded());
         scanner.scan(&jobs, &items, &AtomicBool::new(false));

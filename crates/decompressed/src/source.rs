@@ -63,6 +63,15 @@ impl Read for Undecoded {
 /// The source with the bytes sniffing read put back in front.
 pub(super) type Sniffed = Chain<Cursor<Vec<u8>>, Undecoded>;
 
+/// `input` with `held` put before what it has not yet given: the bytes a decoding on several
+/// threads read and leaves to one decoder.
+pub(super) fn held_first(mut held: Vec<u8>, input: Sniffed) -> Sniffed {
+    let (sniffed, source) = input.into_inner();
+    let position = usize::try_from(sniffed.position()).unwrap_or(usize::MAX);
+    held.extend_from_slice(sniffed.get_ref().get(position..).unwrap_or_default());
+    Cursor::new(held).chain(source)
+}
+
 /// The failure of reading `source`, which its last read kept.
 pub(super) fn reading(source: &mut Undecoded) -> Failure {
     Failure::Reading(

@@ -32,12 +32,27 @@ pub(super) fn run(
         Some(format) => (format, Vec::new()),
         None => sniff_stream(&mut source)?,
     };
-    let most = source.most;
     let input = Cursor::new(start).chain(source);
+    match format {
+        Format::Gzip if threads.get() > 1 => super::members::decode(input, threads, out),
+        Format::Bzip2 if threads.get() > 1 => super::bzip2::decode(input, threads, out),
+        format => one_decoder(format, threads, input, out),
+    }
+}
+
+/// Decodes `input`, `format` from its start, with the format's one decoder (xz's on up to
+/// `threads` of liblzma's): a whole source, or what a decoding of its parts on several threads
+/// leaves to one decoder (the bytes it holds put first, [`held_first`](super::source::held_first)).
+pub(super) fn one_decoder(
+    format: Format,
+    threads: NonZeroUsize,
+    input: Sniffed,
+    out: &mut impl Out,
+) -> Result<(), Failure> {
+    let most = input.get_ref().1.most;
     let buffered = |input| BufReader::with_capacity(most, input);
     let decompressing = |error: io::Error| Failure::Decompressing(error);
     match format {
-        Format::Gzip if threads.get() > 1 => super::members::decode(input, threads, out),
         Format::Gzip => {
             let decoder = GzipMembers::all(buffered(input), out.spares());
             pump(decoder, |decoder| decoder.get_mut().get_mut(), out)
@@ -63,7 +78,6 @@ pub(super) fn run(
                 out,
             )
         }
-        Format::Bzip2 if threads.get() > 1 => super::bzip2::decode(input, threads, out),
         Format::Bzip2 => {
             let decoder = bzip2::bufread::MultiBzDecoder::new(buffered(input));
             pump(decoder, |decoder| decoder.get_mut().get_mut(), out)
