@@ -167,6 +167,61 @@ fn garbage_after_the_last_member_is_an_error_after_every_decoded_byte() {
     }
 }
 
+/// This process's threads named `name`.
+fn threads_named(name: &str) -> usize {
+    let tasks = std::fs::read_dir("/proc/self/task").unwrap();
+    let comm = |task: std::fs::DirEntry| std::fs::read_to_string(task.path().join("comm"));
+    tasks
+        .filter_map(|task| comm(task.ok()?).ok())
+        .filter(|comm| comm.trim() == name)
+        .count()
+}
+
+/// A large file of `bgzip`'s members on two threads is decoded as a stream's members are (a
+/// scanner cutting runs, decoders decoding them whole), and reads as on one thread: whole, cut
+/// inside a member (but for the last symbols ISA-L holds back of a cut, a match's 258 bytes at
+/// most, twice), a byte flipped, garbage after.
+#[test]
+fn a_large_bgzf_file_on_two_threads_reads_as_on_one() {
+    let text = text(400_000);
+    let whole = encoded("bgzf", &text);
+    assert!(whole.len() as u64 > decompressed::DECODED_HERE);
+    let two = NonZeroUsize::new(2).unwrap();
+    let mut reader = Reader::new(regular(&whole), two).unwrap();
+    assert!(!reader.fill_buf().unwrap().is_empty());
+    assert!(threads_named("scan bgzf") >= 1, "not a stream's scanner");
+    drop(reader);
+    let mut flipped = whole.clone();
+    flipped[whole.len() / 2] ^= 0x55;
+    let cut = whole[..whole.len() * 2 / 3].to_vec();
+    let garbage = [&whole[..], b"garbage\n"].concat();
+    for (case, bytes) in [
+        ("whole", &whole),
+        ("cut", &cut),
+        ("flipped", &flipped),
+        ("garbage", &garbage),
+    ] {
+        let (one, one_ended) = read(regular(bytes), 1);
+        let (two, two_ended) = read(regular(bytes), 2);
+        let held = if case == "cut" { 2 * 258 } else { 0 };
+        let shorter = one.len().min(two.len());
+        assert!(
+            one[..shorter] == two[..shorter] && one.len().abs_diff(two.len()) <= held,
+            "{case}: {} bytes, not {}",
+            two.len(),
+            one.len()
+        );
+        assert_eq!(one_ended.is_ok(), case == "whole", "{case}: {one_ended:?}");
+        let told = |ended: io::Result<usize>| {
+            ended.map_err(|error| match held {
+                0 => error.to_string(),
+                _ => format!("{:?}", error.kind()),
+            })
+        };
+        assert_eq!(told(two_ended), told(one_ended), "{case}");
+    }
+}
+
 #[test]
 fn the_end_is_told_once_and_then_stays_the_end() {
     let mut bytes = encoded("gzip", &text(100));
