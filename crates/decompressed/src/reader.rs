@@ -80,7 +80,7 @@ impl Reader {
                 // A reader takes bytes, not lines: a large file's BGZF members on several threads
                 // go on in the storage each run decoded into, as a stream's do (`members.rs`),
                 // where the pool cuts pieces at line ends for linewright's chunks: 0.74 of the
-                // pool's time (results/runs/2026-12-03T1417Z-a445924-2-cores-bgzf-file).
+                // pool's time (results/runs/2026-12-03T1349Z-a445924-2-cores-bgzf-file).
                 match format == Format::Gzip && threads.get() > 1 && source.len > DECODED_HERE {
                     true => decode_stream(source.file, threads, buffers, &spares)?,
                     false => decode_file(source, format, buffers, threads, DECODED_HERE, &spares)?,
