@@ -21,34 +21,12 @@ use flate2::write::GzEncoder;
 
 /// The example `name`'s binary, with `args`: built by cargo (an example has no
 /// `CARGO_BIN_EXE_`, and `cargo test --test examples` alone would not build it) in the target
-/// directory and profile this test was built in, once a test run, as tools/tests/latency_probe.rs
-/// builds `std-baseline`.
+/// directory and profile this test was built in, once a test run.
 fn example(name: &str, args: &[&str]) -> Command {
     static BUILT: OnceLock<PathBuf> = OnceLock::new();
     let examples = BUILT.get_or_init(|| {
-        let profile_dir = Path::new(env!("CARGO_BIN_EXE_std-baseline"))
-            .parent()
-            .expect("a binary lies in a profile dir");
-        let target_dir = profile_dir
-            .parent()
-            .expect("a profile dir lies in the target dir");
-        let profile = match profile_dir.file_name().and_then(|name| name.to_str()) {
-            // `cargo test` builds in the test profile, whose folder is `debug`.
-            Some("debug") => "test",
-            Some(name) => name,
-            None => panic!("no profile in {}", profile_dir.display()),
-        };
-        let status = Command::new(env!("CARGO"))
-            // The workspace's binaries and examples, as `cargo test --workspace` builds them: its
-            // crates' features unify as in that build, which a package alone does not (it built
-            // seven crates again, 48-60 s of this test's run in CI).
-            .args(["build", "--quiet", "--workspace", "--bins", "--examples"])
-            .args(["--profile", profile])
-            .env("CARGO_TARGET_DIR", target_dir)
-            .status()
-            .expect("cargo runs");
-        assert!(status.success(), "building the examples failed");
-        profile_dir.join("examples")
+        let built = Path::new(env!("CARGO_BIN_EXE_std-baseline"));
+        pipelines_testing::workspace_built_beside(built).join("examples")
     });
     let mut command = Command::new(examples.join(name));
     command.args(args);

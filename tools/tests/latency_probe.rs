@@ -14,27 +14,7 @@ const PROBE: &str = env!("CARGO_BIN_EXE_latency-probe");
 fn std_baseline() -> &'static Path {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| {
-        let profile_dir = Path::new(PROBE)
-            .parent()
-            .expect("the probe lies in a profile dir");
-        let target_dir = profile_dir
-            .parent()
-            .expect("the profile dir lies in the target dir");
-        let profile = match profile_dir.file_name().and_then(|name| name.to_str()) {
-            // `cargo test` builds in the test profile, whose folder is `debug`.
-            Some("debug") => "test",
-            Some(name) => name,
-            None => panic!("no profile in {}", profile_dir.display()),
-        };
-        let status = Command::new(env!("CARGO"))
-            // As tests/examples.rs builds the examples, so that nothing is built again.
-            .args(["build", "--quiet", "--workspace", "--bins", "--examples"])
-            .args(["--profile", profile])
-            .env("CARGO_TARGET_DIR", target_dir)
-            .status()
-            .expect("cargo runs");
-        assert!(status.success(), "building std-baseline failed");
-        profile_dir.join("std-baseline")
+        pipelines_testing::workspace_built_beside(Path::new(PROBE)).join("std-baseline")
     })
 }
 

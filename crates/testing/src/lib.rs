@@ -7,7 +7,8 @@ use std::cell::RefCell;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, PipeReader, PipeWriter, Write};
 use std::os::fd::AsRawFd;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{OnceLock, mpsc};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -190,4 +191,31 @@ pub fn skip(why: &str) {
 /// caller then returns.
 pub fn skip_optional(why: &str) {
     eprintln!("skipped (optional here, even under {NO_SKIPS}=1): {why}");
+}
+
+/// Builds the workspace's binaries and examples, as `cargo test --workspace` builds them (its
+/// crates' features unify as in that build, which one package alone does not: it built seven crates
+/// again, 48-60 s of a test's run in CI), in the target directory and profile of `built`, a binary
+/// cargo built for the calling test; returns that profile's folder. A binary of another package,
+/// or an example, has no `CARGO_BIN_EXE_` in a test, and building it is what makes sure it exists
+/// and is current.
+pub fn workspace_built_beside(built: &Path) -> PathBuf {
+    let profile_dir = built.parent().expect("a binary lies in a profile dir");
+    let target_dir = profile_dir
+        .parent()
+        .expect("a profile dir lies in the target dir");
+    let profile = match profile_dir.file_name().and_then(|name| name.to_str()) {
+        // `cargo test` builds in the test profile, whose folder is `debug`.
+        Some("debug") => "test",
+        Some(name) => name,
+        None => panic!("no profile in {}", profile_dir.display()),
+    };
+    let status = Command::new(env!("CARGO"))
+        .args(["build", "--quiet", "--workspace", "--bins", "--examples"])
+        .args(["--profile", profile])
+        .env("CARGO_TARGET_DIR", target_dir)
+        .status()
+        .expect("cargo runs");
+    assert!(status.success(), "building the workspace's binaries failed");
+    profile_dir.to_owned()
 }
