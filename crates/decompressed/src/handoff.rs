@@ -367,6 +367,12 @@ impl Passing {
             buffer: Vec::new(),
         }
     }
+
+    /// Sends `decoded` to the reader at once, no buffer waiting for another: false when the
+    /// reader has gone.
+    fn send(&mut self, decoded: Decoded) -> bool {
+        self.buffers.full(decoded) && self.buffers.send_unsent()
+    }
 }
 
 impl Out for Passing {
@@ -381,7 +387,7 @@ impl Out for Passing {
 
     fn filled(&mut self, n: usize) -> bool {
         let bytes = std::mem::take(&mut self.buffer);
-        self.buffers.full(Decoded { bytes, len: n }) && self.buffers.send_unsent()
+        self.send(Decoded { bytes, len: n })
     }
 
     /// Every read was sent at once: nothing is held. A stream's decoder keeps no state spare
@@ -390,8 +396,7 @@ impl Out for Passing {
 
     /// Sent at once in its own storage, a buffer the reader handed back taken in its place.
     fn hand_over(&mut self, bytes: Vec<u8>, len: usize) -> Option<Vec<u8>> {
-        let sent = self.buffers.full(Decoded { bytes, len }) && self.buffers.send_unsent();
-        sent.then(|| self.buffers.empty())?
+        self.send(Decoded { bytes, len }).then(|| self.buffers.empty())?
     }
 }
 
