@@ -396,7 +396,8 @@ impl Out for Passing {
 
     /// Sent at once in its own storage, a buffer the reader handed back taken in its place.
     fn hand_over(&mut self, bytes: Vec<u8>, len: usize) -> Option<Vec<u8>> {
-        self.send(Decoded { bytes, len }).then(|| self.buffers.empty())?
+        self.send(Decoded { bytes, len })
+            .then(|| self.buffers.empty())?
     }
 }
 

@@ -382,7 +382,7 @@ mod tests {
 
     use super::super::tests::{bgzf_member, piped, random, streamed, text};
     use super::*;
-    use pipelines_testing::{DEADLINE, gzip, within};
+    use pipelines_testing::{DEADLINE, gzip, threads_named, within};
     use proptest::prelude::*;
 
     /// What the stream `source` decodes to on `threads` decoders, and how decoding ended.
@@ -602,15 +602,7 @@ mod tests {
             assert!(out == line, "{} bytes", out.len());
         }
         // Decoded on the decoders, beside the scanner, not by the one decoder.
-        let named = |name: &str| {
-            let tasks = std::fs::read_dir("/proc/thread-self/..").unwrap();
-            let comm = |task: std::fs::DirEntry| std::fs::read_to_string(task.path().join("comm"));
-            tasks
-                .filter_map(|task| comm(task.ok()?).ok())
-                .filter(|comm| comm.trim() == name)
-                .count()
-        };
-        assert!(named("decode bgzf") >= 2 && named("scan bgzf") >= 1);
+        assert!(threads_named("decode bgzf") >= 2 && threads_named("scan bgzf") >= 1);
         drop(writer);
         assert!(came.recv_timeout(DEADLINE).is_err(), "bytes after the end");
     }

@@ -400,16 +400,6 @@ mod tests {
         (bytes, cuts)
     }
 
-    /// This process's threads named as the decoders of frames are.
-    fn frame_decoders() -> usize {
-        let tasks = std::fs::read_dir("/proc/self/task").unwrap();
-        let named = |task: std::fs::DirEntry| std::fs::read(task.path().join("comm")).ok();
-        tasks
-            .filter_map(|task| named(task.unwrap()))
-            .filter(|name| name == b"decode frames\n")
-            .count()
-    }
-
     #[test]
     fn frames_decoded_at_once_come_out_in_order() {
         let text = text(0..300_000);
@@ -430,7 +420,7 @@ mod tests {
         .unwrap();
         assert_eq!(buffers.read(&mut [0; 10]), 10);
         let started = std::time::Instant::now();
-        while frame_decoders() < 7 {
+        while testing::threads_named("decode frames") < 7 {
             assert!(started.elapsed() < testing::DEADLINE, "not decoded at once");
             thread::sleep(std::time::Duration::from_millis(10));
         }

@@ -167,16 +167,6 @@ fn garbage_after_the_last_member_is_an_error_after_every_decoded_byte() {
     }
 }
 
-/// This process's threads named `name`.
-fn threads_named(name: &str) -> usize {
-    let tasks = std::fs::read_dir("/proc/self/task").unwrap();
-    let comm = |task: std::fs::DirEntry| std::fs::read_to_string(task.path().join("comm"));
-    tasks
-        .filter_map(|task| comm(task.ok()?).ok())
-        .filter(|comm| comm.trim() == name)
-        .count()
-}
-
 /// A large file of `bgzip`'s members on two threads is decoded as a stream's members are (a
 /// scanner cutting runs, decoders decoding them whole), and reads as on one thread: whole, cut
 /// inside a member (but for the last symbols ISA-L holds back of a cut, a match's 258 bytes at
@@ -189,7 +179,10 @@ fn a_large_bgzf_file_on_two_threads_reads_as_on_one() {
     let two = NonZeroUsize::new(2).unwrap();
     let mut reader = Reader::new(regular(&whole), two).unwrap();
     assert!(!reader.fill_buf().unwrap().is_empty());
-    assert!(threads_named("scan bgzf") >= 1, "not a stream's scanner");
+    assert!(
+        pipelines_testing::threads_named("scan bgzf") >= 1,
+        "not a stream's scanner"
+    );
     drop(reader);
     let mut flipped = whole.clone();
     flipped[whole.len() / 2] ^= 0x55;

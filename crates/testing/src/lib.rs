@@ -219,3 +219,16 @@ pub fn workspace_built_beside(built: &Path) -> PathBuf {
     assert!(status.success(), "building the workspace's binaries failed");
     profile_dir.to_owned()
 }
+
+/// How many of this process's threads are named `name` (as `thread::Builder::name` sets it, cut
+/// to the kernel's 15 bytes).
+pub fn threads_named(name: &str) -> usize {
+    let Ok(tasks) = fs::read_dir("/proc/self/task") else {
+        return 0;
+    };
+    let comm = |task: fs::DirEntry| fs::read_to_string(task.path().join("comm"));
+    tasks
+        .filter_map(|task| comm(task.ok()?).ok())
+        .filter(|comm| comm.trim_end() == name)
+        .count()
+}
