@@ -585,13 +585,17 @@ mod tests {
                 }
             }
         });
-        let long = vec![b'x'; 60_000];
-        for line in [&b"first\n"[..], &long, b"second\n"] {
+        // Bytes deflate stores as they are: one decoder streaming them would hand on the first
+        // half of their member as soon as it came.
+        let stored = random(60_000);
+        for line in [&b"first\n"[..], &stored, b"second\n"] {
             let member = bgzf_member(line, 0, None);
-            // Its header first, the rest a moment later: a member comes out only whole.
-            writer.write_all(&member[..10]).unwrap();
-            thread::sleep(Duration::from_millis(20));
-            writer.write_all(&member[10..]).unwrap();
+            // Its first half, the rest a moment later: a member comes out only whole.
+            let half = member.len() / 2;
+            writer.write_all(&member[..half]).unwrap();
+            let early = came.recv_timeout(Duration::from_millis(50));
+            assert!(early.is_err(), "part of a member out before it was whole");
+            writer.write_all(&member[half..]).unwrap();
             let mut out = Vec::new();
             while out.len() < line.len() {
                 match came.recv_timeout(DEADLINE) {
