@@ -73,6 +73,7 @@ use fd_facts as fd;
 
 mod bgzf;
 mod bzip2;
+mod dispatch;
 mod format;
 pub mod gzip;
 mod handoff;
@@ -89,13 +90,13 @@ mod streams;
 mod walk;
 mod zstd;
 
+use dispatch::run;
 pub use format::{Format, sniff_file};
 pub use handoff::DecodedFile;
 use handoff::{Decoded, Filling, Kept, Out, Passing, PipeOut, ToReader};
 pub use reader::Reader;
 use source::Undecoded;
 pub use spares::SpareBuffers;
-use streams::run;
 use walk::Parts;
 
 /// A regular file to sniff and decode: read from `offset` on (stdin may be a file that something

@@ -12,12 +12,10 @@
 //! member (another gzip member, a cut, garbage), the one decoder takes the rest: those bytes,
 //! every later run's, the bytes the scanner holds, then the source.
 
-use std::io::Read;
 use std::num::NonZeroUsize;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
-use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
 
@@ -25,7 +23,7 @@ use super::bgzf::{BGZIP_HEADER, bgzip_member, bgzip_size};
 use super::format::Format;
 use super::handoff::{MOST_KEPT, Out};
 use super::sized::SizedMember;
-use super::source::{Sniffed, held_first};
+use super::source::{Sniffed, held_first, read_unless_stopped};
 use super::streams::one_decoder;
 use super::walk::RUN;
 use super::{BUFFER, Failure, ONE};
@@ -36,11 +34,6 @@ const MOST_DECODED: usize = MOST_KEPT;
 
 /// Runs under way per decoder, as in the pool: decoded, being decoded or being handed on.
 const UNDER_WAY: usize = 4;
-
-/// How long the scanner waits for an idle stream before it looks whether the collector has told
-/// it to stop: a fault in the last run sent, or the reader gone, is then acted on while the stream
-/// stays open and silent (`tail -f`), not at its next bytes.
-const STOP_SEEN: Duration = Duration::from_millis(20);
 
 /// Decodes `input`, gzip from its start, into `out`: a stream of `bgzip`'s members on `threads`
 /// decoders, any other gzip (or where no thread can be started) on this thread alone.
@@ -278,18 +271,11 @@ impl Scanner {
     /// Reads until `len` bytes are held, the source has ended or `stop` is set.
     fn fill_to(&mut self, len: usize, stop: &AtomicBool) {
         while self.held.len() < len && !self.ended {
-            let (sniffed, source) = self.input.get_ref();
-            let sniffed_left = sniffed.position() < sniffed.get_ref().len() as u64;
-            if !sniffed_left && source.stays_idle_for(STOP_SEEN) {
-                if stop.load(Ordering::Relaxed) {
-                    return;
-                }
-                continue;
-            }
-            match self.input.read(&mut self.read) {
-                Ok(0) => self.ended = true,
-                Ok(read) => self.held.extend_from_slice(&self.read[..read]),
-                Err(_) => (self.ended, self.failed) = (true, true),
+            match read_unless_stopped(&mut self.input, &mut self.read, stop) {
+                None => return,
+                Some(Ok(0)) => self.ended = true,
+                Some(Ok(read)) => self.held.extend_from_slice(&self.read[..read]),
+                Some(Err(_)) => (self.ended, self.failed) = (true, true),
             }
         }
     }
@@ -377,7 +363,7 @@ fn scanner_gone() -> Failure {
 #[cfg(test)]
 mod tests {
     use std::fs::File;
-    use std::io::Write;
+    use std::io::{Read, Write};
     use std::time::Duration;
 
     use super::super::tests::{bgzf_member, piped, random, streamed, text};

@@ -28,12 +28,12 @@ use std::thread;
 use crossbeam_channel::{Receiver, Sender, bounded};
 use zstd::stream::raw::Decoder;
 
+use super::dispatch::run;
 use super::handoff::{Buffers, BuffersOut, Decoded, Filling, Out};
 use super::parts::{RunEnded, decode_frame, decode_members};
 use super::sized::SizedMember;
 use super::source::Undecoded;
 use super::spares::SpareBuffers;
-use super::streams::run;
 use super::walk::{Part, Parts, Walk};
 use super::{BUFFER, Failure, ONE, caught};
 

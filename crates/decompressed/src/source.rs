@@ -5,6 +5,7 @@ use std::fs::File;
 use std::io::{self, Chain, Cursor, Read};
 use std::os::fd::AsFd;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use super::{BUFFER, Failure};
@@ -70,6 +71,30 @@ pub(super) fn held_first(mut held: Vec<u8>, input: Sniffed) -> Sniffed {
     let position = usize::try_from(sniffed.position()).unwrap_or(usize::MAX);
     held.extend_from_slice(sniffed.get_ref().get(position..).unwrap_or_default());
     Cursor::new(held).chain(source)
+}
+
+/// How long a scanner of a stream waits for it before it looks whether it has been told to stop:
+/// a fault found in what it sent, or the reader gone, is then acted on while the stream stays
+/// open and silent (`tail -f`), not at its next bytes.
+const STOP_SEEN: Duration = Duration::from_millis(20);
+
+/// Reads `input` into `buf` as [`Read::read`] does, but waits for a stream in slices of
+/// [`STOP_SEEN`]: `None` where `stop` was set while it waited.
+pub(super) fn read_unless_stopped(
+    input: &mut Sniffed,
+    buf: &mut [u8],
+    stop: &AtomicBool,
+) -> Option<io::Result<usize>> {
+    loop {
+        let (sniffed, source) = input.get_ref();
+        let sniffed_left = sniffed.position() < sniffed.get_ref().len() as u64;
+        if sniffed_left || !source.stays_idle_for(STOP_SEEN) {
+            return Some(input.read(buf));
+        }
+        if stop.load(Ordering::Relaxed) {
+            return None;
+        }
+    }
 }
 
 /// The failure of reading `source`, which its last read kept.

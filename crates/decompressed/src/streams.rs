@@ -1,48 +1,26 @@
-//! One decoder for a whole source, of each format, reading it as a stream: what decodes a pipe,
-//! a file of one frame or member, and whatever the walk of a file's parts leaves.
+//! One decoder for a whole source, of each format, reading it as a stream: what decodes a pipe
+//! on one thread, a file of one frame or member, and whatever the walk of a file's parts or a
+//! stream's decoders on several threads leave.
 
-use std::io::{self, BufRead, BufReader, Cursor, Read};
+use std::io::{self, BufRead, BufReader, Read};
 use std::num::NonZeroUsize;
 
 use super::Failure;
-use super::format::{Format, sniff_stream};
+use super::format::Format;
 use super::gzip::GzipMembers;
 use super::handoff::Out;
 use super::lz4::{Lz4Frames, Lz4Legacy};
 use super::pump::pump;
-use super::source::{Sniffed, Undecoded};
+use super::source::Sniffed;
 
 /// The most memory liblzma may take for an xz stream: a 128 MiB dictionary, as zstd's window is
 /// bounded (CONTRACT §10), and the decoder's own state beside it. `xz -9` uses 64 MiB.
 const XZ_MEMORY_LIMIT: u64 = (128 + 1) << 20;
 
-/// The thread's body: sniffs unless `format` is known, then decodes or copies into `out`, a bzip2
-/// source's blocks, an xz stream's and BGZF members on up to `threads` threads. A source sniffed
-/// here is a stream, which may be live: liblzma's threaded decoder hands on the block its input
-/// stops in as far as it has decoded it ([`XzStreams`] asks it before waiting for more input), a
-/// bzip2 block's bytes come at its end with any decoder, and a run of BGZF members goes to a
-/// decoder before the stream is waited for (`members.rs`).
-pub(super) fn run(
-    mut source: Undecoded,
-    format: Option<Format>,
-    threads: NonZeroUsize,
-    out: &mut impl Out,
-) -> Result<(), Failure> {
-    let (format, start) = match format {
-        Some(format) => (format, Vec::new()),
-        None => sniff_stream(&mut source)?,
-    };
-    let input = Cursor::new(start).chain(source);
-    match format {
-        Format::Gzip if threads.get() > 1 => super::members::decode(input, threads, out),
-        Format::Bzip2 if threads.get() > 1 => super::bzip2::decode(input, threads, out),
-        format => one_decoder(format, threads, input, out),
-    }
-}
-
 /// Decodes `input`, `format` from its start, with the format's one decoder (xz's on up to
 /// `threads` of liblzma's): a whole source, or what a decoding of its parts on several threads
-/// leaves to one decoder (the bytes it holds put first, [`held_first`](super::source::held_first)).
+/// leaves to one decoder (the bytes it holds put first,
+/// [`held_first`](super::source::held_first)).
 pub(super) fn one_decoder(
     format: Format,
     threads: NonZeroUsize,
@@ -274,8 +252,10 @@ impl Read for XzStreams {
 
 #[cfg(test)]
 mod tests {
-    use std::io::Write;
+    use std::io::{Cursor, Write};
 
+    use super::super::dispatch::run;
+    use super::super::source::Undecoded;
     use super::super::tests::{bzip2, file_of, input, lz4, lz4_legacy, read_all, text, xz, zstd};
     use super::*;
     use pipelines_testing::{IN_MEMORY, gzip, within, within_for};
