@@ -474,15 +474,20 @@ mod tests {
     }
 
     /// A run is whole members, as many as fit in [`RUN`] compressed bytes and [`MOST_DECODED`]
-    /// decoded ones: text that shrinks well is cut by the first bound, the same byte repeated by
-    /// the second. What follows the last member is left to the one decoder.
+    /// decoded ones: bytes deflate cannot shrink are cut by the first bound; text by the second,
+    /// and members of 64 KiB of one byte repeated fill it exactly. What follows the last member
+    /// is left to the one decoder.
     #[test]
     fn runs_are_whole_members_within_their_bounds() {
+        let stored = random(1_500_000);
         let text = text(0..300_000);
-        let repeated = vec![b'a'; 3_000_000];
+        let repeated: Vec<Vec<u8>> = (vec![b'a'; 3_000_000].chunks(64 << 10))
+            .map(|chunk| bgzf_member(chunk, 0, None))
+            .collect();
         for (bytes, after) in [
+            (members_of(&stored).concat(), &b""[..]),
             (members_of(&text).concat(), &b""[..]),
-            (members_of(&repeated).concat(), b"garbage"),
+            (repeated.concat(), b"garbage"),
         ] {
             let (runs, rest) = scanned(&[&bytes[..], after].concat());
             assert!(runs.len() >= 2, "{} runs", runs.len());
