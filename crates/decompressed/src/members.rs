@@ -366,6 +366,7 @@ mod tests {
     use std::io::{Read, Write};
     use std::time::Duration;
 
+    use super::super::source::Undecoded;
     use super::super::tests::{bgzf_member, piped, random, streamed, text};
     use super::*;
     use pipelines_testing::{DEADLINE, gzip, threads_named, within};
@@ -440,8 +441,7 @@ mod tests {
     /// source had ended.
     fn scanned(bytes: &[u8]) -> (Vec<Run>, (Vec<u8>, bool)) {
         let file = super::super::tests::file_of(bytes);
-        let input =
-            std::io::Cursor::new(Vec::new()).chain(super::super::source::Undecoded::new(file));
+        let input = std::io::Cursor::new(Vec::new()).chain(Undecoded::new(file));
         let scanner = Scanner::new(input, unbounded().1);
         let ((jobs, taken), (items, sent)) = (unbounded(), unbounded());
         scanner.scan(&jobs, &items, &AtomicBool::new(false));
@@ -456,6 +456,23 @@ mod tests {
         let jobs: Vec<Run> = taken.try_iter().map(|job: Job| job.run).collect();
         assert!(jobs == runs, "not every run sent to the decoders");
         (runs, rest.expect("no rest"))
+    }
+
+    /// A read that fails after whole members is no end of the stream: the rest goes to the one
+    /// decoder, which reads again and tells the failure, where an end would read as success.
+    #[test]
+    fn a_failed_read_is_not_the_streams_end() {
+        let members = members_of(&text(0..1000)).concat();
+        let directory = File::open(std::env::temp_dir()).unwrap();
+        let input = std::io::Cursor::new(members).chain(Undecoded::new(directory));
+        let ((jobs, _taken), (items, sent)) = (unbounded(), unbounded());
+        Scanner::new(input, unbounded().1).scan(&jobs, &items, &AtomicBool::new(false));
+        drop(items);
+        let ended = sent.iter().find_map(|item| match item {
+            Item::Rest { ended, .. } => Some(ended),
+            Item::Run(..) => None,
+        });
+        assert_eq!(ended, Some(false));
     }
 
     /// The members `run` holds: each one's length and what it decodes to.
