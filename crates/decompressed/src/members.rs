@@ -648,6 +648,31 @@ mod tests {
         assert!(ended.is_err(), "{ended:?}");
     }
 
+    /// CONTRACT §12.2: a whole member that is not one to decode apart (it decodes to more than a
+    /// run's room), the last written, goes to the one decoder at once and comes out while its
+    /// pipe stays open, not at the stream's next bytes.
+    #[test]
+    fn a_whole_member_left_to_one_decoder_comes_out_while_the_stream_stays_open() {
+        let long = vec![b'a'; BUFFER + 1];
+        let bytes = [
+            members_of(&text(0..1000)).concat(),
+            bgzf_member(&long, 0, None),
+        ]
+        .concat();
+        let (source, mut writer) = std::io::pipe().unwrap();
+        let source = File::from(std::os::fd::OwnedFd::from(source));
+        let two = NonZeroUsize::new(2).unwrap();
+        let (mut pipe, _decoding) = super::super::decode(source, two).unwrap();
+        writer.write_all(&bytes).unwrap();
+        let len = text(0..1000).len() + long.len();
+        let out = within("a member left to one decoder", move || {
+            let mut out = vec![0; len];
+            pipe.read_exact(&mut out).map(|()| out)
+        });
+        assert!(out.unwrap().ends_with(&long));
+        drop(writer);
+    }
+
     /// A reader that goes ends the decoding, the scanner and decoders with it, the source still
     /// open.
     #[test]
