@@ -458,8 +458,9 @@ mod tests {
         (runs, rest.expect("no rest"))
     }
 
-    /// A read that fails after whole members is no end of the stream: the rest goes to the one
-    /// decoder, which reads again and tells the failure, where an end would read as success.
+    /// CONTRACT §12.3: a read that fails after whole members is no end of the stream: the rest
+    /// goes to the one decoder, which reads again and tells the failure, where an end would read
+    /// as success.
     #[test]
     fn a_failed_read_is_not_the_streams_end() {
         let members = members_of(&text(0..1000)).concat();
