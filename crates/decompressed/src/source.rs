@@ -64,6 +64,13 @@ impl Read for Undecoded {
 /// The source with the bytes sniffing read put back in front.
 pub(super) type Sniffed = Chain<Cursor<Vec<u8>>, Undecoded>;
 
+/// Whether bytes that sniffing read are still to be given: a read then returns at once, whatever
+/// the source does.
+pub(super) fn sniffed_left(input: &Sniffed) -> bool {
+    let sniffed = input.get_ref().0;
+    sniffed.position() < sniffed.get_ref().len() as u64
+}
+
 /// `input` with `held` put before what it has not yet given: the bytes a decoding on several
 /// threads read and leaves to one decoder.
 pub(super) fn held_first(mut held: Vec<u8>, input: Sniffed) -> Sniffed {
@@ -86,9 +93,7 @@ pub(super) fn read_unless_stopped(
     stop: &AtomicBool,
 ) -> Option<io::Result<usize>> {
     loop {
-        let (sniffed, source) = input.get_ref();
-        let sniffed_left = sniffed.position() < sniffed.get_ref().len() as u64;
-        if sniffed_left || !source.stays_idle_for(STOP_SEEN) {
+        if sniffed_left(input) || !input.get_ref().1.stays_idle_for(STOP_SEEN) {
             return Some(input.read(buf));
         }
         if stop.load(Ordering::Relaxed) {

@@ -11,7 +11,7 @@ use super::gzip::GzipMembers;
 use super::handoff::Out;
 use super::lz4::{Lz4Frames, Lz4Legacy};
 use super::pump::pump;
-use super::source::Sniffed;
+use super::source::{Sniffed, sniffed_left};
 
 /// The most memory liblzma may take for an xz stream: a 128 MiB dictionary, as zstd's window is
 /// bounded (CONTRACT §10), and the decoder's own state beside it. `xz -9` uses 64 MiB.
@@ -148,10 +148,8 @@ impl XzStreams {
 
     /// Whether reading more input now would wait for the source's writer.
     fn input_would_wait(&self) -> bool {
-        let (sniffed, source) = self.input.get_ref().get_ref();
-        self.input.buffer().is_empty()
-            && sniffed.position() >= sniffed.get_ref().len() as u64
-            && !source.is_ready()
+        let input = self.input.get_ref();
+        self.input.buffer().is_empty() && !sniffed_left(input) && !input.get_ref().1.is_ready()
     }
 
     /// Passes over the stream padding after a stream (zero bytes, four at a time) and begins the
