@@ -123,9 +123,11 @@ mod tests {
         );
     }
 
-    /// 200,000 lines at 1,000 ns take about 0.2 s of CPU: the work is done, not optimised away,
-    /// nor counted in the wrong unit. Within a factor of two: a core shared with other processes
-    /// runs a step at another speed between the calibration and the work (170 ms was seen).
+    /// 200,000 lines at 1,000 ns take about 0.2 s of CPU: the work is done, not optimised away
+    /// (about nothing), nor counted in the wrong unit (a thousand times off). Within a factor of
+    /// ten, not of two: a core shared with other processes runs a step at another speed between
+    /// the calibration and the work (170 ms and 422 ms were seen, the second failing a CI run).
+    /// How close the work comes to what it is asked is the harness's to measure, not a test's.
     #[test]
     fn spends_about_the_cpu_asked() {
         let work = Work::new(1000, calibrate());
@@ -133,6 +135,6 @@ mod tests {
         work.spend(200_000);
         let spent = thread_cpu_time() - started;
         let asked = Duration::from_millis(200);
-        assert!(spent > asked / 2 && spent < asked * 2, "{spent:?}");
+        assert!(spent > asked / 10 && spent < asked * 10, "{spent:?}");
     }
 }
