@@ -33,6 +33,7 @@
 //!
 //! A compressed source is decoded on a thread of its own, its bytes handed to the reader in
 //! memory; a stream's through a pipe instead for a caller that waits on descriptors ([`decode`]).
+//! A [`Reader`] on one thread starts none: its reads pull the decoder on the reading thread.
 //!
 //! A regular file's format is sniffed before it is decoded ([`sniff_file`]), a stream's by the
 //! decoder as it reads it. Which sources are decoded, and how each is handed on, is the caller's
@@ -196,16 +197,18 @@ pub fn decode(source: File, threads: NonZeroUsize) -> io::Result<(File, Decoding
 
 /// [`decode`] for a reader in memory ([`Reader`]): the stream's decoded bytes handed over as each
 /// read of its decoder gives them, at most `buffers` (at least one) that the reader has not taken,
-/// made from `spares` where it has some and kept there once done with.
+/// made from `spares` where it has some and kept there once done with. `format` is the source's
+/// where it was sniffed already (a regular file read as a stream), else the thread sniffs it.
 fn decode_stream(
     source: File,
+    format: Option<Format>,
     threads: NonZeroUsize,
     buffers: usize,
     spares: &SpareBuffers,
 ) -> io::Result<(DecodedFile, Decoding)> {
     let (to_reader, decoded) = in_memory(buffers, 0, spares);
     let decoding = start(Passing::new(to_reader), move |out| {
-        run(Undecoded::new(source), None, threads, out)
+        run(Undecoded::new(source), format, threads, out)
     })?;
     Ok((decoded, decoding))
 }

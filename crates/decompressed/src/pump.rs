@@ -1,5 +1,6 @@
-//! The one loop that reads a decoder into the hand-off: what decoded before a fault is handed on
-//! before the fault is told, and a failed read of the source is told as the source's failure.
+//! A decoder as its reader pulls it, and the one loop that reads it into the hand-off: what
+//! decoded before a fault is handed on before the fault is told, and a failed read of the source
+//! is told as the source's failure.
 
 use std::io::Read;
 
@@ -7,28 +8,62 @@ use super::Failure;
 use super::handoff::Out;
 use super::source::{Sniffed, reading};
 
-/// Reads `from` (a decoder, or the source itself) into `out`'s room until the end, a failure, or
-/// `out`'s reader going away. `source` finds the source inside `from`, to tell its own failures
-/// from the decoder's.
-pub(super) fn pump<R: Read>(
-    mut from: R,
-    source: impl Fn(&mut R) -> &mut Sniffed,
-    out: &mut impl Out,
-) -> Result<(), Failure> {
+/// A decoder (or the source itself, passed through) and where its source is inside it: each read
+/// gives decoded bytes, or a failure told as the source's or the decoder's.
+pub(super) struct Pulled(Box<dyn Decoder>);
+
+/// A decoder that can tell its source's failed read from its own fault.
+trait Decoder: Send {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize>;
+    fn source(&mut self) -> &mut Sniffed;
+}
+
+/// `from` and the way to its source.
+struct Within<R> {
+    from: R,
+    source: fn(&mut R) -> &mut Sniffed,
+}
+
+impl<R: Read + Send> Decoder for Within<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.from.read(buf)
+    }
+
+    fn source(&mut self) -> &mut Sniffed {
+        (self.source)(&mut self.from)
+    }
+}
+
+impl Pulled {
+    /// `from` (a decoder, or the source itself), whose source `source` finds inside it.
+    pub(super) fn new<R: Read + Send + 'static>(
+        from: R,
+        source: fn(&mut R) -> &mut Sniffed,
+    ) -> Self {
+        Pulled(Box::new(Within { from, source }))
+    }
+
+    /// Decodes into `buf`: how many bytes, 0 at the end.
+    pub(super) fn pull(&mut self, buf: &mut [u8]) -> Result<usize, Failure> {
+        self.0.read(buf).map_err(|error| {
+            let source = &mut self.0.source().get_mut().1;
+            match source.failed.is_some() {
+                true => reading(source),
+                false => Failure::Decompressing(error),
+            }
+        })
+    }
+}
+
+/// Reads `from` into `out`'s room until the end, a failure, or `out`'s reader going away.
+pub(super) fn pump(mut from: Pulled, out: &mut impl Out) -> Result<(), Failure> {
     loop {
         let Some(room) = out.room() else {
             return Ok(());
         };
-        let read = match from.read(room) {
-            Ok(0) => return Ok(()),
-            Ok(read) => read,
-            Err(error) => {
-                let source = &mut source(&mut from).get_mut().1;
-                return Err(match source.failed.is_some() {
-                    true => reading(source),
-                    false => Failure::Decompressing(error),
-                });
-            }
+        let read = match from.pull(room)? {
+            0 => return Ok(()),
+            read => read,
         };
         if !out.filled(read) {
             return Ok(());
@@ -76,7 +111,7 @@ mod tests {
         };
         let sniffed = Cursor::new(Vec::new()).chain(Undecoded::new(file));
         let decoder = flate2::read::GzDecoder::new(sniffed);
-        let ended = pump(decoder, |decoder| decoder.get_mut(), &mut out);
+        let ended = pump(Pulled::new(decoder, |decoder| decoder.get_mut()), &mut out);
         (out.out, ended)
     }
 

@@ -2,14 +2,20 @@
 //! failure told after the bytes decoded before it.
 
 use std::fs::File;
-use std::io::{self, BufRead, Read, Seek};
+use std::io::{self, BufRead, BufReader, Cursor, Read, Seek};
 use std::num::NonZeroUsize;
 use std::path::Path;
 
-use crate::format::{Format, sniff_file};
+use crate::format::{Format, sniff_file, sniff_stream};
 use crate::handoff::DecodedFile;
+use crate::pump::Pulled;
+use crate::source::Undecoded;
 use crate::spares::SpareBuffers;
-use crate::{BUFFERS, DECODED_HERE, Decoding, Failure, Regular, decode_file, decode_stream};
+use crate::streams::decoder_of;
+use crate::{
+    BUFFER, BUFFERS, DECODED_HERE, Decoding, Failure, ONE, Regular, caught, decode_file,
+    decode_stream,
+};
 
 /// The decoded bytes of a file or stream, whatever it holds: gzip members, zstd frames, xz
 /// streams, an `.lzma` stream, bzip2 streams, LZ4 frames, each told by its first bytes and decoded
@@ -18,7 +24,8 @@ use crate::{BUFFERS, DECODED_HERE, Decoding, Failure, Regular, decode_file, deco
 /// (zstd frames, BGZF members, xz blocks, bzip2 blocks); a stream (a pipe, a terminal, a socket)
 /// on a thread of its own (its BGZF members, xz and bzip2 blocks on up to `threads`), its bytes
 /// handed on as they come (a live stream's lines as they are written). Either way the decoded
-/// bytes come over in memory, in buffers the reader recycles.
+/// bytes come over in memory, in buffers the reader recycles. On one thread, either is decoded
+/// at each read, on the reading thread.
 ///
 /// Once the decoded bytes end, a read tells how decoding ended: `Ok(0)` where the source was
 /// whole, else the error, after every byte decoded before the fault, saying where it is
@@ -40,7 +47,20 @@ use crate::{BUFFERS, DECODED_HERE, Decoding, Failure, Regular, decode_file, deco
 /// # Ok::<(), std::io::Error>(())
 /// ```
 #[derive(Debug)]
-pub struct Reader {
+pub struct Reader(Decoded);
+
+/// Where a [`Reader`]'s bytes are decoded.
+#[derive(Debug)]
+enum Decoded {
+    /// On threads of the crate's own, handed over in memory.
+    Handed(Handed),
+    /// On the reading thread, at each read: one decoder, no thread started (`threads` of 1).
+    Here(BufReader<Here>),
+}
+
+/// A source decoded on threads of the crate's own.
+#[derive(Debug)]
+struct Handed {
     bytes: DecodedFile,
     /// How decoding ends, taken once the bytes have ended.
     decoding: Option<Decoding>,
@@ -56,7 +76,11 @@ impl Reader {
     }
 
     /// `file` decoded from where its offset is, on up to `threads` threads. The reader owns
-    /// `file`; a stream's descriptor is read, never changed (no flag is set on it).
+    /// `file`; a stream's descriptor is read, never changed (no flag is set on it). On one thread
+    /// the reading thread decodes as it reads, with the format's one decoder, and no thread is
+    /// started: as fast as the format's own crate where the reader does nothing else (a thread
+    /// of its own lets the decoder run while the reader works on what it read, where a core is
+    /// free for it).
     pub fn new(file: File, threads: NonZeroUsize) -> io::Result<Reader> {
         Reader::with_buffers(file, threads, BUFFERS)
     }
@@ -64,53 +88,155 @@ impl Reader {
     /// [`new`](Self::new), holding at most `buffers` decoded buffers of [`BUFFER`](crate::BUFFER)
     /// bytes that the reader has not taken (at least one; [`BUFFERS`] unless told): the memory
     /// bound the caller sets, a file's or a stream's alike, beside what each decoder holds of its
-    /// own (a frame's or block's window, docs/CONTRACT.md §12.4).
+    /// own (a frame's or block's window, docs/CONTRACT.md §12.4). On one thread the reader holds
+    /// one such buffer.
     pub fn with_buffers(
         mut file: File,
         threads: NonZeroUsize,
         buffers: usize,
     ) -> io::Result<Reader> {
         let metadata = file.metadata()?;
-        let spares = SpareBuffers::default();
-        let (bytes, decoding) = match metadata.is_file() {
+        // A regular file's format, where it is read from and how much it holds.
+        let (file, regular) = match metadata.is_file() {
             true => {
                 let offset = file.stream_position()?;
                 let source = Regular::at(file, offset, metadata.len());
                 let format = sniff_file(&source)?;
-                // A reader takes bytes, not lines: a large file's BGZF members on several threads
-                // go on in the storage each run decoded into, as a stream's do (`members.rs`),
-                // where the pool cuts pieces at line ends for linewright's chunks: 0.74 of the
-                // pool's time (results/runs/2026-12-03T1349Z-a445924-2-cores-bgzf-file).
-                match format == Format::Gzip && threads.get() > 1 && source.len > DECODED_HERE {
-                    true => decode_stream(source.file, threads, buffers, &spares)?,
-                    false => decode_file(source, format, buffers, threads, DECODED_HERE, &spares)?,
-                }
+                (source.file, Some((format, source.offset, source.len)))
             }
-            false => decode_stream(file, threads, buffers, &spares)?,
+            false => (file, None),
         };
-        Ok(Reader {
+        if threads == ONE {
+            let format = regular.map(|(format, ..)| format);
+            let here = Here {
+                decoder: Decoder::Unread(Undecoded::new(file), format),
+                read: 0,
+            };
+            return Ok(Reader(Decoded::Here(BufReader::with_capacity(
+                BUFFER, here,
+            ))));
+        }
+        let spares = SpareBuffers::default();
+        let (bytes, decoding) = match regular {
+            // A reader takes bytes, not lines: a large file's BGZF members on several threads go
+            // on in the storage each run decoded into, as a stream's do (`members.rs`), where the
+            // pool cuts pieces at line ends for linewright's chunks: 0.74 of the pool's time
+            // (results/runs/2026-12-03T1349Z-a445924-2-cores-bgzf-file).
+            Some((Format::Gzip, _, len)) if len > DECODED_HERE => {
+                decode_stream(file, Some(Format::Gzip), threads, buffers, &spares)?
+            }
+            Some((format, offset, len)) => {
+                let source = Regular { file, offset, len };
+                decode_file(source, format, buffers, threads, DECODED_HERE, &spares)?
+            }
+            None => decode_stream(file, None, threads, buffers, &spares)?,
+        };
+        Ok(Reader(Decoded::Handed(Handed {
             bytes,
             decoding: Some(decoding),
             read: 0,
-        })
+        })))
     }
+}
 
+impl Handed {
     /// At the end of the decoded bytes: how decoding ended, told once (later reads find the end).
-    /// A fault says where it is in the decoded bytes, the one offset every format has.
     fn ended(&mut self) -> io::Result<()> {
         match self.decoding.take().map(Decoding::finish) {
             None | Some(Ok(())) => Ok(()),
-            Some(Err(Failure::Reading(error))) => Err(error),
-            Some(Err(Failure::Decompressing(error))) => Err(io::Error::new(
-                error.kind(),
-                format!("decompressing: {error}, after {} decoded bytes", self.read),
-            )),
+            Some(Err(failure)) => Err(told(failure, self.read)),
+        }
+    }
+}
+
+/// `failure` as a read tells it, `read` decoded bytes into the source. A fault says where it is
+/// in the decoded bytes, the one offset every format has.
+fn told(failure: Failure, read: u64) -> io::Error {
+    match failure {
+        Failure::Reading(error) => error,
+        Failure::Decompressing(error) => io::Error::new(
+            error.kind(),
+            format!("decompressing: {error}, after {read} decoded bytes"),
+        ),
+    }
+}
+
+/// A source decoded on the reading thread, as it reads.
+struct Here {
+    decoder: Decoder,
+    /// The decoded bytes given so far.
+    read: u64,
+}
+
+/// The decoder of a source decoded on the reading thread.
+enum Decoder {
+    /// Not read yet, its format known where it is a regular file: a stream is sniffed at the
+    /// first read, as its first bytes may be long in coming.
+    Unread(Undecoded, Option<Format>),
+    Decoding(Pulled),
+    /// Told how decoding ended: every read finds the end.
+    Ended,
+}
+
+impl std::fmt::Debug for Here {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Here")
+            .field("read", &self.read)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Here {
+    /// Decodes into `buf` (not empty), beginning the decoder at the first read.
+    fn pull(&mut self, buf: &mut [u8]) -> Result<usize, Failure> {
+        if let Decoder::Unread(..) = self.decoder {
+            let Decoder::Unread(mut source, format) =
+                std::mem::replace(&mut self.decoder, Decoder::Ended)
+            else {
+                unreachable!("matched above");
+            };
+            let (format, start) = match format {
+                Some(format) => (format, Vec::new()),
+                None => sniff_stream(&mut source)?,
+            };
+            let input = Cursor::new(start).chain(source);
+            self.decoder = Decoder::Decoding(decoder_of(format, ONE, input, None)?);
+        }
+        match &mut self.decoder {
+            Decoder::Decoding(decoder) => decoder.pull(buf),
+            _ => Ok(0),
+        }
+    }
+}
+
+impl Read for Here {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        // A decoder's panic is the source's failure, as on a thread of the crate's own.
+        match caught(|| self.pull(buf)) {
+            Ok(0) => {
+                self.decoder = Decoder::Ended;
+                Ok(0)
+            }
+            Ok(n) => {
+                self.read += n as u64;
+                Ok(n)
+            }
+            Err(failure) => {
+                self.decoder = Decoder::Ended;
+                Err(told(failure, self.read))
+            }
         }
     }
 }
 
 impl Read for Reader {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if let Decoded::Here(here) = &mut self.0 {
+            return here.read(buf);
+        }
         let unread = self.fill_buf()?;
         let n = unread.len().min(buf.len());
         buf[..n].copy_from_slice(&unread[..n]);
@@ -121,14 +247,24 @@ impl Read for Reader {
 
 impl BufRead for Reader {
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
-        if self.bytes.unread().is_empty() {
-            self.ended()?;
+        match &mut self.0 {
+            Decoded::Here(here) => here.fill_buf(),
+            Decoded::Handed(handed) => {
+                if handed.bytes.unread().is_empty() {
+                    handed.ended()?;
+                }
+                Ok(handed.bytes.unread())
+            }
         }
-        Ok(self.bytes.unread())
     }
 
     fn consume(&mut self, n: usize) {
-        self.read += n as u64;
-        self.bytes.consume(n);
+        match &mut self.0 {
+            Decoded::Here(here) => here.consume(n),
+            Decoded::Handed(handed) => {
+                handed.read += n as u64;
+                handed.bytes.consume(n);
+            }
+        }
     }
 }

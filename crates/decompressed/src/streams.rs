@@ -10,8 +10,9 @@ use super::format::Format;
 use super::gzip::GzipMembers;
 use super::handoff::Out;
 use super::lz4::{Lz4Frames, Lz4Legacy};
-use super::pump::pump;
+use super::pump::{Pulled, pump};
 use super::source::{Sniffed, sniffed_left};
+use super::spares::SpareBuffers;
 
 /// The most memory liblzma may take for an xz stream: a 128 MiB dictionary, as zstd's window is
 /// bounded (CONTRACT §10), and the decoder's own state beside it. `xz -9` uses 64 MiB.
@@ -27,47 +28,52 @@ pub(super) fn one_decoder(
     input: Sniffed,
     out: &mut impl Out,
 ) -> Result<(), Failure> {
+    pump(decoder_of(format, threads, input, out.spares())?, out)
+}
+
+/// The format's one decoder of `input` (xz's on up to `threads` of liblzma's), its decoded bytes
+/// as [`Pulled`] reads give them; gzip's takes its state from `spares` where given.
+pub(super) fn decoder_of(
+    format: Format,
+    threads: NonZeroUsize,
+    input: Sniffed,
+    spares: Option<&SpareBuffers>,
+) -> Result<Pulled, Failure> {
     let most = input.get_ref().1.most;
     let buffered = |input| BufReader::with_capacity(most, input);
     let decompressing = |error: io::Error| Failure::Decompressing(error);
-    match format {
-        Format::Gzip => {
-            let decoder = GzipMembers::all(buffered(input), out.spares());
-            pump(decoder, |decoder| decoder.get_mut().get_mut(), out)
-        }
+    Ok(match format {
+        Format::Gzip => Pulled::new(GzipMembers::all(buffered(input), spares), |decoder| {
+            decoder.get_mut().get_mut()
+        }),
         Format::Zstd => {
             let decoder = zstd::stream::read::Decoder::with_buffer(buffered(input));
-            let decoder = decoder.map_err(decompressing)?;
-            pump(decoder, |decoder| decoder.get_mut().get_mut(), out)
+            Pulled::new(decoder.map_err(decompressing)?, |decoder| {
+                decoder.get_mut().get_mut()
+            })
         }
-        Format::Xz => {
-            let decoder = XzStreams::new(buffered(input), XzKind::xz(threads));
-            pump(
-                decoder.map_err(decompressing)?,
-                |decoder| decoder.input.get_mut(),
-                out,
-            )
+        Format::Xz | Format::Lzma => {
+            let kind = match format {
+                Format::Xz => XzKind::xz(threads),
+                _ => XzKind::Lzma,
+            };
+            let decoder = XzStreams::new(buffered(input), kind).map_err(decompressing)?;
+            Pulled::new(decoder, |decoder| decoder.input.get_mut())
         }
-        Format::Lzma => {
-            let decoder = XzStreams::new(buffered(input), XzKind::Lzma);
-            pump(
-                decoder.map_err(decompressing)?,
-                |decoder| decoder.input.get_mut(),
-                out,
-            )
+        Format::Bzip2 => Pulled::new(
+            bzip2::bufread::MultiBzDecoder::new(buffered(input)),
+            |decoder| decoder.get_mut().get_mut(),
+        ),
+        Format::Lz4 => Pulled::new(Lz4Frames::new(buffered(input)), Lz4Frames::source),
+        Format::Lz4Legacy => Pulled::new(Lz4Legacy::new(buffered(input)), Lz4Legacy::source),
+        Format::Compress => {
+            return Err(decompressing(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "compress's .Z data is not decoded here: pipe it through zcat",
+            )));
         }
-        Format::Bzip2 => {
-            let decoder = bzip2::bufread::MultiBzDecoder::new(buffered(input));
-            pump(decoder, |decoder| decoder.get_mut().get_mut(), out)
-        }
-        Format::Lz4 => pump(Lz4Frames::new(buffered(input)), Lz4Frames::source, out),
-        Format::Lz4Legacy => pump(Lz4Legacy::new(buffered(input)), Lz4Legacy::source, out),
-        Format::Compress => Err(decompressing(io::Error::new(
-            io::ErrorKind::Unsupported,
-            "compress's .Z data is not decoded here: pipe it through zcat",
-        ))),
-        Format::Plain => pump(input, |input| input, out),
-    }
+        Format::Plain => Pulled::new(input, |input| input),
+    })
 }
 
 /// xz streams one after another, stream padding between them, read as liblzma's own `XzDecoder`
