@@ -5,7 +5,8 @@
 # `xz -6 -T2` (blocks of a quarter of the text, four a file as a bigger file has, as
 # compressed.sh cuts them), `bzip2 -9`, `lbzip2` and `lz4`. The readers are harness/peers's
 # binary, `peers READER FILE [--pipe]` (its README says what each is and what each does not do):
-# decompressed (2 threads), niffler, flate2-multigz, noodles-bgzf and gzp (BGZF only, 2 workers),
+# decompressed (2 threads; decompressed-1 on one, no thread of its own), niffler, flate2-multigz,
+# noodles-bgzf and gzp (BGZF only, 2 workers),
 # bzip2, zstd, liblzma and liblzma-mt (2 threads), lz4_flex; each on the formats it takes.
 #
 # First every reader on every file it takes, from the FILE and from a pipe (`--pipe`: a thread
@@ -60,11 +61,12 @@ declare -A COMPRESSOR=([gzip]="gzip -6 -n -c" [bgzf]="bgzip -@2 -c" [pzstd]="pzs
     [xz]="xz -6 -T2 --block-size=$(((bytes + 3) / 4)) -c" [bzip2]="bzip2 -9 -c" [lbzip2]="lbzip2 -9 -n 2 -c"
     [lz4]="lz4 -q -c")
 declare -A FRAMING=([gzip]=gzip [bgzf]=bgzf [pzstd]=pzstd [xz]=xz [bzip2]=bzip2 [lbzip2]=bzip2 [lz4]=lz4)
-declare -A READERS=([gzip]="decompressed niffler flate2-multigz"
-    [bgzf]="decompressed niffler flate2-multigz noodles-bgzf gzp"
-    [pzstd]="decompressed niffler zstd" [xz]="decompressed niffler liblzma liblzma-mt"
-    [bzip2]="decompressed niffler bzip2" [lbzip2]="decompressed niffler bzip2"
-    [lz4]="decompressed lz4_flex")
+declare -A READERS=([gzip]="decompressed decompressed-1 niffler flate2-multigz"
+    [bgzf]="decompressed decompressed-1 niffler flate2-multigz noodles-bgzf gzp"
+    [pzstd]="decompressed decompressed-1 niffler zstd"
+    [xz]="decompressed decompressed-1 niffler liblzma liblzma-mt"
+    [bzip2]="decompressed decompressed-1 niffler bzip2"
+    [lbzip2]="decompressed decompressed-1 niffler bzip2" [lz4]="decompressed decompressed-1 lz4_flex")
 # A damaged file that takes longer than this is a hang: the slowest reader (bzip2 on one thread,
 # 20-40 MB/s here, loaded or not) reads the whole text in under a tenth of it.
 HANG_SECONDS=$(by_size 10 60 120)

@@ -665,6 +665,8 @@ def serial_ns(by_strategy):
 # on as many threads, whose target is 1.05 rather than 1.0 (issue 60); a reader of one thread's
 # is 0.6.
 PEER_THREADS = {"decompressed": 2, "noodles-bgzf": 2, "gzp": 2, "liblzma-mt": 2}
+# decompressed's Reader on the bench's two threads, and on one (no thread of its own).
+OURS = ("decompressed", "decompressed-1")
 PEER_SAME_C = {"noodles-bgzf": "libdeflate", "gzp": "libdeflate", "liblzma-mt": "liblzma"}
 PEER_BOUNDS = {"one thread": 0.6, "same C library": 1.05, "other": 1.0}
 
@@ -726,22 +728,26 @@ def peers(args):
 
     print("\n## `decompressed` / the fastest peer, time\n")
     print("The bound is the issue's: ≤ 0.6 where that peer decodes on one thread, ≤ 1.05 where it runs "
-          "the same C library as `decompressed` on as many threads, ≤ 1.0 otherwise.\n")
-    print(header(["format", "from", "fastest peer", "decompressed s", "peer s", "ratio", "target", ""], 3))
+          "the same C library as `decompressed` on as many threads, ≤ 1.0 otherwise. `decompressed` on "
+          "the bench's two threads, then `decompressed-1` on one (no thread of its own), each judged.\n")
+    print(header(["format", "from", "fastest peer", "peer s", "decompressed s", "ratio",
+                  "decompressed-1 s", "ratio", "target", "2 threads / 1"], 3))
     for f in formats:
         for mode in ("file", "pipe"):
-            peers_timed = [p for p in readers[f] if p != "decompressed" and (f, p) not in wrong]
-            ours = f"{f}/decompressed/{mode}"
-            if not peers_timed or ours not in medians:
-                print(row([f, mode, "none timed", "", "", "", "", ""]))
+            peers_timed = [p for p in readers[f] if p not in OURS and (f, p) not in wrong]
+            ours = [f"{f}/{reader}/{mode}" for reader in OURS]
+            if not peers_timed or any(name not in medians for name in ours):
+                print(row([f, mode, "none timed", "", "", "", "", "", "", ""]))
                 continue
             fastest = min(peers_timed, key=lambda p: medians[f"{f}/{p}/{mode}"]["wall"])
             kind = ("same C library" if fastest in PEER_SAME_C
                     else "one thread" if PEER_THREADS.get(fastest, 1) == 1 else "other")
             bound = PEER_BOUNDS[kind]
-            a, b = medians[ours]["wall"], medians[f"{f}/{fastest}/{mode}"]["wall"]
-            print(row([f, mode, f"`{fastest}` ({kind})", f"{a:.3f}", f"{b:.3f}", f"{a / b:.3f}", f"≤ {bound}",
-                       "met" if a / b <= bound else "not met"]))
+            peer = medians[f"{f}/{fastest}/{mode}"]["wall"]
+            walls = [medians[name]["wall"] for name in ours]
+            cells = [cell for wall in walls for cell in (f"{wall:.3f}", f"{wall / peer:.3f}")]
+            met = " / ".join("met" if wall / peer <= bound else "not met" for wall in walls)
+            print(row([f, mode, f"`{fastest}` ({kind})", f"{peer:.3f}", *cells, f"≤ {bound}", met]))
 
     damaged = tsv_rows(args.damaged)
     # Every intact file decodes to the plain text.
@@ -784,12 +790,13 @@ def peers(args):
         padding = [w for w in which if w[:2] == ("xz", "zeros")]
         print(row([f"`{reader}`", len(which) - len(padding), len(padding),
                    "; ".join(f"{f} {damage} ({mode})" for f, damage, mode in which if (f, damage) != ("xz", "zeros"))]))
-    ours = [r for r in damaged if r["reader"] == "decompressed" and r["exit"] != "0" and r["mode"] == "file"]
+    ours = [r for r in damaged if r["reader"] in OURS and r["exit"] != "0" and r["mode"] == "file"]
     if ours:
         print("\n`decompressed`'s words on each damaged FILE it refused (its error, as the bench prints it):\n")
-        print(header(["format", "damage", "error"], 3))
+        print(header(["format", "damage", "reader", "error"], 4))
         for r in ours:
-            print(row([r["format"], r["damage"], r["message"].removeprefix("peers: decompressed: ")]))
+            print(row([r["format"], r["damage"], f"`{r['reader']}`",
+                       r["message"].removeprefix(f"peers: {r['reader']}: ")]))
 
 
 def main():

@@ -18,8 +18,10 @@ const XZ_MT_MEMORY: u64 = 1 << 30;
 /// A reader of compressed bytes, by the name the harness gives it.
 #[derive(Clone, Copy)]
 pub enum Peer {
-    /// This workspace's `decompressed::Reader`.
+    /// This workspace's `decompressed::Reader`, on the threads given.
     Decompressed,
+    /// `decompressed::Reader` on one thread: decoded at each read, no thread started.
+    DecompressedOne,
     /// `niffler::get_reader`, the format sniffed from its first bytes.
     Niffler,
     /// `flate2::read::MultiGzDecoder` on zlib-rs.
@@ -42,8 +44,9 @@ pub enum Peer {
 
 impl Peer {
     /// Every reader, in the tables' order.
-    pub const ALL: [Peer; 10] = [
+    pub const ALL: [Peer; 11] = [
         Peer::Decompressed,
+        Peer::DecompressedOne,
         Peer::Niffler,
         Peer::Flate2MultiGz,
         Peer::NoodlesBgzf,
@@ -59,6 +62,7 @@ impl Peer {
     pub fn name(self) -> &'static str {
         match self {
             Peer::Decompressed => "decompressed",
+            Peer::DecompressedOne => "decompressed-1",
             Peer::Niffler => "niffler",
             Peer::Flate2MultiGz => "flate2-multigz",
             Peer::NoodlesBgzf => "noodles-bgzf",
@@ -80,6 +84,9 @@ impl Peer {
     pub fn open(self, source: File, threads: NonZeroUsize) -> io::Result<Box<dyn Read>> {
         Ok(match self {
             Peer::Decompressed => Box::new(decompressed::Reader::new(source, threads)?),
+            Peer::DecompressedOne => {
+                Box::new(decompressed::Reader::new(source, NonZeroUsize::MIN)?)
+            }
             Peer::Niffler => {
                 niffler::get_reader(Box::new(source))
                     .map_err(io::Error::other)?
