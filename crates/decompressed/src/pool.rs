@@ -154,31 +154,75 @@ fn hand_on(
 
 /// Decodes `source`, a regular file holding `parts` from its offset on, into `out` on this
 /// thread: BGZF members in runs as a decoder of the pool decodes them, whole where libdeflate
-/// takes them; zstd frames, and what the walk cannot follow, by the one decoder.
+/// takes them ([`MemberRuns`]); zstd frames, and what the walk cannot follow, by the one decoder.
 pub(super) fn decode_alone(source: File, parts: Parts, out: &mut impl Out) -> Result<(), Failure> {
-    let walk = Walk::new(&source, parts).ok();
-    let Some(mut walk) = walk.filter(|_| matches!(parts, Parts::Bgzf)) else {
+    let runs = matches!(parts, Parts::Bgzf).then(|| MemberRuns::of(&source));
+    let Some(Some(mut runs)) = runs else {
         return run(Undecoded::new(source), Some(parts.format()), ONE, out);
     };
-    let (mut sized, mut input) = (SizedMember::new(), Vec::new());
     loop {
-        match walk.next(&source) {
-            Part::Frame(members) => {
-                match decode_members(&source, members, sized.as_mut(), &mut input, out)? {
-                    RunEnded::Whole => {}
-                    RunEnded::ReaderGone => return Ok(()),
-                    RunEnded::Rest(at) => return decode_rest(&source, parts, at, out),
-                }
-            }
-            Part::Rest(at) => return decode_rest(&source, parts, at, out),
-            Part::End(at) => return leave_offset(&source, at),
+        match runs.next(&source, out)? {
+            NextRun::Decoded => {}
+            NextRun::ReaderGone => return Ok(()),
+            NextRun::Rest(at) => return decode_rest(&source, parts, at, out),
+            NextRun::End(at) => return leave_offset(&source, at),
         }
+    }
+}
+
+/// A regular file's BGZF members walked and decoded on one thread, a run at a time, each member
+/// whole where libdeflate takes it, as a decoder of the pool decodes its runs: what
+/// [`decode_alone`] hands on, and what a [`Reader`](crate::Reader) on one thread reads, run by run.
+pub(super) struct MemberRuns {
+    walk: Walk,
+    sized: Option<SizedMember>,
+    input: Vec<u8>,
+}
+
+/// What the next run of members came to.
+pub(super) enum NextRun {
+    /// Its members, decoded whole.
+    Decoded,
+    /// Something the walk or a member's decoding cannot follow, from this offset on: the rest is
+    /// the one decoder's.
+    Rest(u64),
+    /// The file's end, at this offset.
+    End(u64),
+    /// The reader has gone.
+    ReaderGone,
+}
+
+impl MemberRuns {
+    /// The runs of `source`'s members from its offset on; `None` where the file cannot be walked.
+    pub(super) fn of(source: &File) -> Option<Self> {
+        Some(MemberRuns {
+            walk: Walk::new(source, Parts::Bgzf).ok()?,
+            sized: SizedMember::new(),
+            input: Vec::new(),
+        })
+    }
+
+    /// Decodes the next run of `source` into `out`, the bytes before a failure too.
+    pub(super) fn next(&mut self, source: &File, out: &mut impl Out) -> Result<NextRun, Failure> {
+        let members = match self.walk.next(source) {
+            Part::Frame(members) => members,
+            Part::Rest(at) => return Ok(NextRun::Rest(at)),
+            Part::End(at) => return Ok(NextRun::End(at)),
+        };
+        let sized = self.sized.as_mut();
+        Ok(
+            match decode_members(source, members, sized, &mut self.input, out)? {
+                RunEnded::Whole => NextRun::Decoded,
+                RunEnded::ReaderGone => NextRun::ReaderGone,
+                RunEnded::Rest(at) => NextRun::Rest(at),
+            },
+        )
     }
 }
 
 /// Leaves the file's offset at `at`, its end, where a decoder reading the file to its end would
 /// have left it: stdin shares it with whatever reads it next.
-fn leave_offset(mut source: &File, at: u64) -> Result<(), Failure> {
+pub(super) fn leave_offset(mut source: &File, at: u64) -> Result<(), Failure> {
     source.seek(SeekFrom::Start(at)).map_err(Failure::Reading)?;
     Ok(())
 }

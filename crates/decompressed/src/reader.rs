@@ -2,12 +2,13 @@
 //! failure told after the bytes decoded before it.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Cursor, Read, Seek};
+use std::io::{self, BufRead, BufReader, Cursor, Read, Seek, SeekFrom};
 use std::num::NonZeroUsize;
 use std::path::Path;
 
 use crate::format::{Format, sniff_file, sniff_stream};
-use crate::handoff::DecodedFile;
+use crate::handoff::{DecodedFile, Out};
+use crate::pool::{MemberRuns, NextRun, leave_offset};
 use crate::pump::Pulled;
 use crate::source::Undecoded;
 use crate::spares::SpareBuffers;
@@ -109,7 +110,7 @@ impl Reader {
         if threads == ONE {
             let format = regular.map(|(format, ..)| format);
             let here = Here {
-                decoder: Decoder::Unread(Undecoded::new(file), format),
+                decoder: Decoder::Unread(file, format),
                 read: 0,
             };
             return Ok(Reader(Decoded::Here(BufReader::with_capacity(
@@ -172,10 +173,84 @@ struct Here {
 enum Decoder {
     /// Not read yet, its format known where it is a regular file: a stream is sniffed at the
     /// first read, as its first bytes may be long in coming.
-    Unread(Undecoded, Option<Format>),
+    Unread(File, Option<Format>),
+    /// A regular file's BGZF members, a run at a time.
+    Runs(Runs),
+    /// The format's one decoder.
     Decoding(Pulled),
     /// Told how decoding ended: every read finds the end.
     Ended,
+}
+
+/// A regular file's BGZF members decoded run by run, each member whole where libdeflate takes it,
+/// as a thread of the crate's own decodes them: ISA-L's one decoder took 1.2 times as long over
+/// `bgzip`'s 64 KiB members (results/2026-12-04-reader-on-one-thread.md).
+struct Runs {
+    file: File,
+    runs: MemberRuns,
+    /// The last run's decoded bytes, `at` of them read.
+    decoded: Gathered,
+    at: usize,
+    /// The fault after the last run's bytes, told once they are read.
+    failed: Option<Failure>,
+}
+
+/// What comes after the decoded bytes a run left, once they are read.
+enum Then {
+    Read(usize),
+    /// The rest of the file, from this offset, is the one decoder's.
+    Rest(u64),
+}
+
+impl Runs {
+    fn pull(&mut self, buf: &mut [u8]) -> Result<Then, Failure> {
+        loop {
+            let unread = &self.decoded.bytes[self.at..self.decoded.len];
+            if !unread.is_empty() {
+                let n = unread.len().min(buf.len());
+                buf[..n].copy_from_slice(&unread[..n]);
+                self.at += n;
+                return Ok(Then::Read(n));
+            }
+            if let Some(failure) = self.failed.take() {
+                return Err(failure);
+            }
+            (self.decoded.len, self.at) = (0, 0);
+            match self.runs.next(&self.file, &mut self.decoded) {
+                Ok(NextRun::Decoded) => {}
+                Ok(NextRun::Rest(at)) => return Ok(Then::Rest(at)),
+                Ok(NextRun::End(at)) => {
+                    return leave_offset(&self.file, at).map(|()| Then::Read(0));
+                }
+                // Nothing takes the bytes but this reader, which is here.
+                Ok(NextRun::ReaderGone) => return Ok(Then::Read(0)),
+                Err(failure) => self.failed = Some(failure),
+            }
+        }
+    }
+}
+
+/// Decoded bytes gathered in one buffer, grown as they come: one run's.
+#[derive(Default)]
+struct Gathered {
+    bytes: Vec<u8>,
+    len: usize,
+}
+
+impl Out for Gathered {
+    fn room(&mut self) -> Option<&mut [u8]> {
+        if self.bytes.len() < self.len + BUFFER {
+            self.bytes.resize(self.len + BUFFER, 0);
+        }
+        Some(&mut self.bytes[self.len..])
+    }
+
+    fn filled(&mut self, n: usize) -> bool {
+        self.len += n;
+        true
+    }
+
+    fn flush(&mut self) {}
 }
 
 impl std::fmt::Debug for Here {
@@ -189,23 +264,60 @@ impl std::fmt::Debug for Here {
 impl Here {
     /// Decodes into `buf` (not empty), beginning the decoder at the first read.
     fn pull(&mut self, buf: &mut [u8]) -> Result<usize, Failure> {
-        if let Decoder::Unread(..) = self.decoder {
-            let Decoder::Unread(mut source, format) =
-                std::mem::replace(&mut self.decoder, Decoder::Ended)
-            else {
-                unreachable!("matched above");
-            };
-            let (format, start) = match format {
-                Some(format) => (format, Vec::new()),
-                None => sniff_stream(&mut source)?,
-            };
-            let input = Cursor::new(start).chain(source);
-            self.decoder = Decoder::Decoding(decoder_of(format, ONE, input, None)?);
+        loop {
+            match &mut self.decoder {
+                Decoder::Decoding(decoder) => return decoder.pull(buf),
+                Decoder::Runs(runs) => match runs.pull(buf)? {
+                    Then::Read(n) => return Ok(n),
+                    Then::Rest(at) => {
+                        let Decoder::Runs(Runs { mut file, .. }) =
+                            std::mem::replace(&mut self.decoder, Decoder::Ended)
+                        else {
+                            unreachable!("matched above");
+                        };
+                        file.seek(SeekFrom::Start(at)).map_err(Failure::Reading)?;
+                        self.decoder = Self::one_decoder(file, Some(Format::Gzip))?;
+                    }
+                },
+                Decoder::Unread(..) => {
+                    let Decoder::Unread(file, format) =
+                        std::mem::replace(&mut self.decoder, Decoder::Ended)
+                    else {
+                        unreachable!("matched above");
+                    };
+                    self.decoder = Self::begun(file, format)?;
+                }
+                Decoder::Ended => return Ok(0),
+            }
         }
-        match &mut self.decoder {
-            Decoder::Decoding(decoder) => decoder.pull(buf),
-            _ => Ok(0),
+    }
+
+    /// The decoder of `file`, holding `format` where it is a regular file, else sniffed now: a
+    /// regular gzip file's runs of members, where it has them.
+    fn begun(file: File, format: Option<Format>) -> Result<Decoder, Failure> {
+        if format == Some(Format::Gzip)
+            && let Some(runs) = MemberRuns::of(&file)
+        {
+            return Ok(Decoder::Runs(Runs {
+                file,
+                runs,
+                decoded: Gathered::default(),
+                at: 0,
+                failed: None,
+            }));
         }
+        Self::one_decoder(file, format)
+    }
+
+    /// The format's one decoder of `file` from its offset, `format` sniffed now where not known.
+    fn one_decoder(file: File, format: Option<Format>) -> Result<Decoder, Failure> {
+        let mut source = Undecoded::new(file);
+        let (format, start) = match format {
+            Some(format) => (format, Vec::new()),
+            None => sniff_stream(&mut source)?,
+        };
+        let input = Cursor::new(start).chain(source);
+        Ok(Decoder::Decoding(decoder_of(format, ONE, input, None)?))
     }
 }
 

@@ -16,6 +16,11 @@ use libdeflate_sys::{
 /// libdeflate's decompressor: its Huffman tables, rebuilt for each member it decodes.
 pub(super) struct SizedMember(NonNull<libdeflate_decompressor>);
 
+// SAFETY: the decompressor is memory libdeflate allocated for this value alone, tied to no
+// thread: libdeflate lets any thread use one, one thread at a time, which `&mut self` ensures. A
+// `Reader` on one thread holds one and may be sent to another thread.
+unsafe impl Send for SizedMember {}
+
 impl SizedMember {
     /// A decompressor, or `None` where there is no memory for it.
     pub(super) fn new() -> Option<Self> {

@@ -12,17 +12,24 @@ fn threads() -> usize {
     std::fs::read_dir("/proc/self/task").unwrap().count()
 }
 
-/// A regular file and a stream, each decoding to far more than a reader's buffers hold, so that
+/// A regular file (one gzip member, and `bgzip`'s members) and a stream, each decoding to far more than a reader's buffers hold, so that
 /// a thread of the crate's own would still be decoding when the threads are counted after a
 /// first read; what each reads is then its text, whole.
 #[test]
 fn a_reader_on_one_thread_starts_no_thread() {
+    // On a thread of its own, counted before and after alike, so that a hang fails the test.
+    pipelines_testing::within("one thread's reads", read_on_one_thread);
+}
+
+fn read_on_one_thread() {
     // More than `DECODED_HERE` (256 KiB) compressed, so that the file is not decoded whole at
     // once: numbers that compress to about half their size.
     let numbers: Vec<u8> = (0..400_000u64)
         .flat_map(|n| format!("{}\n", n.wrapping_mul(2_654_435_761) % 1_000_003).into_bytes())
         .collect();
     let file = pipelines_testing::file(&pipelines_testing::gzip(&numbers));
+    // `bgzip`'s members, which a regular file's walk decodes run by run.
+    let members = pipelines_testing::file(&pipelines_testing::bgzf(&numbers));
     // Few compressed bytes, written whole into the pipe before it is read: no writer to count.
     let repeated = b"the same line\n".repeat(600_000);
     let stream = {
@@ -32,7 +39,12 @@ fn a_reader_on_one_thread_starts_no_thread() {
             .unwrap();
         File::from(std::os::fd::OwnedFd::from(reader))
     };
-    for (what, source, text) in [("file", file, &numbers), ("stream", stream, &repeated)] {
+    let sources = [
+        ("file", file, &numbers),
+        ("bgzip file", members, &numbers),
+        ("stream", stream, &repeated),
+    ];
+    for (what, source, text) in sources {
         let before = threads();
         let mut reader = Reader::new(source, NonZeroUsize::MIN).unwrap();
         let first = reader.fill_buf().unwrap().len();

@@ -26,7 +26,7 @@ fn encoded(format: &str, bytes: &[u8]) -> Vec<u8> {
             gzip.write_all(bytes).unwrap();
             out = gzip.finish().unwrap();
         }
-        "bgzf" => out = bytes.chunks(65_280).flat_map(bgzf_member).collect(),
+        "bgzf" => out = pipelines_testing::bgzf(bytes),
         "zstd" => out = zstd::encode_all(bytes, 3).unwrap(),
         "xz" => {
             let mut xz = liblzma::write::XzEncoder::new(out, 6);
@@ -46,25 +46,6 @@ fn encoded(format: &str, bytes: &[u8]) -> Vec<u8> {
         _ => out.extend_from_slice(bytes),
     }
     out
-}
-
-/// A member as `bgzip` writes it: gzip whose extra field's `BC` subfield holds the member's size
-/// less one (SAM/BAM specification §4.1).
-fn bgzf_member(bytes: &[u8]) -> Vec<u8> {
-    let mut deflate = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::new(6));
-    deflate.write_all(bytes).unwrap();
-    let deflate = deflate.finish().unwrap();
-    let mut crc = flate2::Crc::new();
-    crc.update(bytes);
-    let size = 18 + deflate.len() + 8;
-    let mut member = vec![
-        0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff, 6, 0, b'B', b'C', 2, 0,
-    ];
-    member.extend_from_slice(&((size - 1) as u16).to_le_bytes());
-    member.extend_from_slice(&deflate);
-    member.extend_from_slice(&crc.sum().to_le_bytes());
-    member.extend_from_slice(&crc.amount().to_le_bytes());
-    member
 }
 
 const FORMATS: [&str; 7] = ["gzip", "bgzf", "zstd", "xz", "bzip2", "lz4", "plain"];

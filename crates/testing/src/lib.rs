@@ -63,6 +63,30 @@ pub fn gzip(bytes: &[u8]) -> Vec<u8> {
     encoder.finish().unwrap()
 }
 
+/// `bytes` as `bgzip` writes them: members of 65,280 bytes' text each, gzip whose extra field's
+/// `BC` subfield holds the member's size less one (SAM/BAM specification §4.1).
+pub fn bgzf(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let member = |text: &[u8]| {
+        let mut deflate =
+            flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::new(6));
+        deflate.write_all(text).unwrap();
+        let deflate = deflate.finish().unwrap();
+        let mut crc = flate2::Crc::new();
+        crc.update(text);
+        let size = 18 + deflate.len() + 8;
+        let mut member = vec![
+            0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff, 6, 0, b'B', b'C', 2, 0,
+        ];
+        member.extend_from_slice(&((size - 1) as u16).to_le_bytes());
+        member.extend_from_slice(&deflate);
+        member.extend_from_slice(&crc.sum().to_le_bytes());
+        member.extend_from_slice(&crc.amount().to_le_bytes());
+        member
+    };
+    bytes.chunks(65_280).flat_map(member).collect()
+}
+
 /// A file holding `bytes`, open for reading and writing, its name already gone.
 pub fn file(bytes: &[u8]) -> File {
     let path = path("file");
