@@ -580,33 +580,7 @@ mod tests {
             .collect()
     }
 
-    /// A gzip member of `bytes` with a BGZF `BC` field that says its size is `size` (its own
-    /// when `None`), the field after another of `before` bytes, or alone, as `bgzip` writes it,
-    /// when `before` is 0.
-    pub(super) fn bgzf_member(bytes: &[u8], before: usize, size: Option<usize>) -> Vec<u8> {
-        let mut deflate =
-            flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::new(6));
-        deflate.write_all(bytes).unwrap();
-        let deflate = deflate.finish().unwrap();
-        let mut crc = flate2::Crc::new();
-        crc.update(bytes);
-        let other = if before > 0 { 4 + before } else { 0 };
-        let extra = other + 6;
-        let own = 12 + extra + deflate.len() + 8;
-        let mut member = vec![0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff];
-        member.extend_from_slice(&(extra as u16).to_le_bytes());
-        if before > 0 {
-            member.extend_from_slice(b"XY");
-            member.extend_from_slice(&(before as u16).to_le_bytes());
-            member.extend(std::iter::repeat_n(b'x', before));
-        }
-        member.extend_from_slice(b"BC\x02\x00");
-        member.extend_from_slice(&((size.unwrap_or(own) - 1) as u16).to_le_bytes());
-        member.extend_from_slice(&deflate);
-        member.extend_from_slice(&crc.sum().to_le_bytes());
-        member.extend_from_slice(&crc.amount().to_le_bytes());
-        member
-    }
+    pub(super) use pipelines_testing::bgzf_member;
 
     /// Bytes that deflate cannot shrink: xorshift's.
     pub(super) fn random(bytes: usize) -> Vec<u8> {

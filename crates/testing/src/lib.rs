@@ -63,28 +63,40 @@ pub fn gzip(bytes: &[u8]) -> Vec<u8> {
     encoder.finish().unwrap()
 }
 
-/// `bytes` as `bgzip` writes them: members of 65,280 bytes' text each, gzip whose extra field's
-/// `BC` subfield holds the member's size less one (SAM/BAM specification §4.1).
+/// `bytes` as `bgzip` writes them: a member of each 65,280 bytes ([`bgzf_member`]).
 pub fn bgzf(bytes: &[u8]) -> Vec<u8> {
+    bytes
+        .chunks(65_280)
+        .flat_map(|text| bgzf_member(text, 0, None))
+        .collect()
+}
+
+/// A gzip member of `bytes` with a BGZF `BC` field that says its size is `size` (its own
+/// when `None`), the field after another of `before` bytes, or alone, as `bgzip` writes it,
+/// when `before` is 0.
+pub fn bgzf_member(bytes: &[u8], before: usize, size: Option<usize>) -> Vec<u8> {
     use std::io::Write;
-    let member = |text: &[u8]| {
-        let mut deflate =
-            flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::new(6));
-        deflate.write_all(text).unwrap();
-        let deflate = deflate.finish().unwrap();
-        let mut crc = flate2::Crc::new();
-        crc.update(text);
-        let size = 18 + deflate.len() + 8;
-        let mut member = vec![
-            0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff, 6, 0, b'B', b'C', 2, 0,
-        ];
-        member.extend_from_slice(&((size - 1) as u16).to_le_bytes());
-        member.extend_from_slice(&deflate);
-        member.extend_from_slice(&crc.sum().to_le_bytes());
-        member.extend_from_slice(&crc.amount().to_le_bytes());
-        member
-    };
-    bytes.chunks(65_280).flat_map(member).collect()
+    let mut deflate = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::new(6));
+    deflate.write_all(bytes).unwrap();
+    let deflate = deflate.finish().unwrap();
+    let mut crc = flate2::Crc::new();
+    crc.update(bytes);
+    let other = if before > 0 { 4 + before } else { 0 };
+    let extra = other + 6;
+    let own = 12 + extra + deflate.len() + 8;
+    let mut member = vec![0x1f, 0x8b, 8, 4, 0, 0, 0, 0, 0, 0xff];
+    member.extend_from_slice(&(extra as u16).to_le_bytes());
+    if before > 0 {
+        member.extend_from_slice(b"XY");
+        member.extend_from_slice(&(before as u16).to_le_bytes());
+        member.extend(std::iter::repeat_n(b'x', before));
+    }
+    member.extend_from_slice(b"BC\x02\x00");
+    member.extend_from_slice(&((size.unwrap_or(own) - 1) as u16).to_le_bytes());
+    member.extend_from_slice(&deflate);
+    member.extend_from_slice(&crc.sum().to_le_bytes());
+    member.extend_from_slice(&crc.amount().to_le_bytes());
+    member
 }
 
 /// A file holding `bytes`, open for reading and writing, its name already gone.
