@@ -191,8 +191,9 @@ struct Runs {
     /// The last run's decoded bytes, `at` of them read.
     decoded: Gathered,
     at: usize,
-    /// The fault after the last run's bytes, told once they are read.
-    failed: Option<Failure>,
+    /// What ended the last run short of its end (a fault, or where the one decoder is to go on),
+    /// once its bytes are read.
+    ended: Option<Result<u64, Failure>>,
 }
 
 /// What comes after the decoded bytes a run left, once they are read.
@@ -212,19 +213,20 @@ impl Runs {
                 self.at += n;
                 return Ok(Then::Read(n));
             }
-            if let Some(failure) = self.failed.take() {
-                return Err(failure);
+            if let Some(ended) = self.ended.take() {
+                return ended.map(Then::Rest);
             }
             (self.decoded.len, self.at) = (0, 0);
+            // A run's bytes before a fault or a rest are read first.
             match self.runs.next(&self.file, &mut self.decoded) {
                 Ok(NextRun::Decoded) => {}
-                Ok(NextRun::Rest(at)) => return Ok(Then::Rest(at)),
+                Ok(NextRun::Rest(at)) => self.ended = Some(Ok(at)),
                 Ok(NextRun::End(at)) => {
                     return leave_offset(&self.file, at).map(|()| Then::Read(0));
                 }
                 // Nothing takes the bytes but this reader, which is here.
                 Ok(NextRun::ReaderGone) => return Ok(Then::Read(0)),
-                Err(failure) => self.failed = Some(failure),
+                Err(failure) => self.ended = Some(Err(failure)),
             }
         }
     }
@@ -303,7 +305,7 @@ impl Here {
                 runs,
                 decoded: Gathered::default(),
                 at: 0,
-                failed: None,
+                ended: None,
             }));
         }
         Self::one_decoder(file, format)

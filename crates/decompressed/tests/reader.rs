@@ -148,6 +148,32 @@ fn garbage_after_the_last_member_is_an_error_after_every_decoded_byte() {
     }
 }
 
+/// A member whose `BC` field says a size other than its own, among `bgzip`'s members, is read
+/// past as gzip reads it, and so is every member before and after it, on one thread and two: the
+/// walk's run ends at that member, and the one decoder takes the rest from where it really ends.
+#[test]
+fn a_bgzf_member_that_lies_about_its_size_loses_no_member_around_it() {
+    let text = text(40_000);
+    let (before, after) = text.split_at(text.len() / 2);
+    let lying = pipelines_testing::bgzf_member(b"lying\n", 0, Some(40));
+    let bytes = [
+        pipelines_testing::bgzf(before),
+        lying,
+        pipelines_testing::bgzf(after),
+    ]
+    .concat();
+    let whole = [before, b"lying\n", after].concat();
+    both_ways(&bytes, |how, read, ended| {
+        assert!(ended.is_ok(), "{how}: {ended:?}");
+        assert!(
+            read == whole,
+            "{how}: {} bytes, not {}",
+            read.len(),
+            whole.len()
+        );
+    });
+}
+
 /// A large file of `bgzip`'s members on two threads is decoded as a stream's members are (a
 /// scanner cutting runs, decoders decoding them whole), and reads as on one thread: whole, cut
 /// inside a member (but for the last symbols ISA-L holds back of a cut, a match's 258 bytes at
