@@ -177,6 +177,8 @@ pub(super) struct MemberRuns {
     walk: Walk,
     sized: Option<SizedMember>,
     input: Vec<u8>,
+    /// Where the last run began.
+    pub(super) began: u64,
 }
 
 /// What the next run of members came to.
@@ -199,6 +201,7 @@ impl MemberRuns {
             walk: Walk::new(source, Parts::Bgzf).ok()?,
             sized: SizedMember::new(),
             input: Vec::new(),
+            began: 0,
         })
     }
 
@@ -209,6 +212,7 @@ impl MemberRuns {
             Part::Rest(at) => return Ok(NextRun::Rest(at)),
             Part::End(at) => return Ok(NextRun::End(at)),
         };
+        self.began = members.start;
         let sized = self.sized.as_mut();
         Ok(
             match decode_members(source, members, sized, &mut self.input, out)? {

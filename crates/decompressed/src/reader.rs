@@ -14,7 +14,7 @@ use crate::source::Undecoded;
 use crate::spares::SpareBuffers;
 use crate::streams::decoder_of;
 use crate::{
-    BUFFER, BUFFERS, DECODED_HERE, Decoding, Failure, ONE, Regular, caught, decode_file,
+    BUFFER, BUFFERS, DECODED_HERE, Decoding, Failure, KEPT_HERE, ONE, Regular, caught, decode_file,
     decode_stream,
 };
 
@@ -184,7 +184,10 @@ enum Decoder {
 
 /// A regular file's BGZF members decoded run by run, each member whole where libdeflate takes it,
 /// as a thread of the crate's own decodes them: ISA-L's one decoder took 1.2 times as long over
-/// `bgzip`'s 64 KiB members (results/2026-12-04-reader-on-one-thread.md).
+/// `bgzip`'s 64 KiB members (results/2026-12-04-reader-on-one-thread.md). A run that decodes to
+/// more than [`KEPT_HERE`] buffers (a run's compressed bytes are bounded, not what they decode
+/// to) is read that far, then the one decoder decodes the file from the run's start, past as
+/// many bytes: memory stays bounded, and only a run of such members is decoded twice.
 struct Runs {
     file: File,
     runs: MemberRuns,
@@ -193,14 +196,18 @@ struct Runs {
     at: usize,
     /// What ended the last run short of its end (a fault, or where the one decoder is to go on),
     /// once its bytes are read.
-    ended: Option<Result<u64, Failure>>,
+    ended: Option<Result<Then, Failure>>,
 }
 
 /// What comes after the decoded bytes a run left, once they are read.
 enum Then {
     Read(usize),
-    /// The rest of the file, from this offset, is the one decoder's.
-    Rest(u64),
+    /// The rest of the file is the one decoder's, from `at`, past the `read` bytes it decodes to
+    /// that were read already.
+    Rest {
+        at: u64,
+        read: u64,
+    },
 }
 
 impl Runs {
@@ -214,33 +221,51 @@ impl Runs {
                 return Ok(Then::Read(n));
             }
             if let Some(ended) = self.ended.take() {
-                return ended.map(Then::Rest);
+                return ended;
             }
             (self.decoded.len, self.at) = (0, 0);
             // A run's bytes before a fault or a rest are read first.
             match self.runs.next(&self.file, &mut self.decoded) {
                 Ok(NextRun::Decoded) => {}
-                Ok(NextRun::Rest(at)) => self.ended = Some(Ok(at)),
+                Ok(NextRun::Rest(at)) => self.ended = Some(Ok(Then::Rest { at, read: 0 })),
                 Ok(NextRun::End(at)) => {
                     return leave_offset(&self.file, at).map(|()| Then::Read(0));
                 }
-                // Nothing takes the bytes but this reader, which is here.
-                Ok(NextRun::ReaderGone) => return Ok(Then::Read(0)),
+                // Nothing else takes the bytes: the run filled the buffer (`Gathered::room`).
+                Ok(NextRun::ReaderGone) => {
+                    let (at, read) = (self.runs.began, self.decoded.len as u64);
+                    self.ended = Some(Ok(Then::Rest { at, read }));
+                }
                 Err(failure) => self.ended = Some(Err(failure)),
             }
         }
     }
 }
 
-/// Decoded bytes gathered in one buffer, grown as they come: one run's.
-#[derive(Default)]
+/// Decoded bytes gathered in one buffer, grown as they come: one run's, up to [`KEPT_HERE`]
+/// buffers.
 struct Gathered {
+    /// Made to its most at once, so that growing never doubles it past the bound; its pages are
+    /// touched only as bytes come.
     bytes: Vec<u8>,
     len: usize,
 }
 
+impl Default for Gathered {
+    fn default() -> Self {
+        Gathered {
+            bytes: Vec::with_capacity((KEPT_HERE + 1) * BUFFER),
+            len: 0,
+        }
+    }
+}
+
 impl Out for Gathered {
+    /// `None` once [`KEPT_HERE`] buffers are full: the run is then read that far.
     fn room(&mut self) -> Option<&mut [u8]> {
+        if self.len >= KEPT_HERE * BUFFER {
+            return None;
+        }
         if self.bytes.len() < self.len + BUFFER {
             self.bytes.resize(self.len + BUFFER, 0);
         }
@@ -271,14 +296,18 @@ impl Here {
                 Decoder::Decoding(decoder) => return decoder.pull(buf),
                 Decoder::Runs(runs) => match runs.pull(buf)? {
                     Then::Read(n) => return Ok(n),
-                    Then::Rest(at) => {
+                    Then::Rest { at, read } => {
                         let Decoder::Runs(Runs { mut file, .. }) =
                             std::mem::replace(&mut self.decoder, Decoder::Ended)
                         else {
                             unreachable!("matched above");
                         };
                         file.seek(SeekFrom::Start(at)).map_err(Failure::Reading)?;
-                        self.decoder = Self::one_decoder(file, Some(Format::Gzip))?;
+                        let mut decoder = Self::one_decoder(file, Some(Format::Gzip))?;
+                        if let Decoder::Decoding(pulled) = &mut decoder {
+                            passed_over(pulled, read)?;
+                        }
+                        self.decoder = decoder;
                     }
                 },
                 Decoder::Unread(..) => {
@@ -321,6 +350,23 @@ impl Here {
         let input = Cursor::new(start).chain(source);
         Ok(Decoder::Decoding(decoder_of(format, ONE, input, None)?))
     }
+}
+
+/// Decodes and drops the first `read` bytes of `decoder`: those a run gave already.
+fn passed_over(decoder: &mut Pulled, mut read: u64) -> Result<(), Failure> {
+    let mut dropped = vec![0; BUFFER];
+    while read > 0 {
+        let most = usize::try_from(read).map_or(BUFFER, |read| read.min(BUFFER));
+        match decoder.pull(&mut dropped[..most])? {
+            0 => {
+                return Err(Failure::Decompressing(io::Error::other(
+                    "the one decoder ended before the bytes the members' runs decoded",
+                )));
+            }
+            n => read -= n as u64,
+        }
+    }
+    Ok(())
 }
 
 impl Read for Here {
@@ -380,5 +426,39 @@ impl BufRead for Reader {
                 handed.bytes.consume(n);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `bgzip`'s members of zeros, 200 in one run of the walk (a few KB that decode to 13 MB):
+    /// on one thread the reader holds at most [`KEPT_HERE`] buffers of them and one more, then
+    /// the one decoder goes on past what was read, and every byte comes once.
+    #[test]
+    fn a_run_that_decodes_to_more_than_kept_here_is_held_within_it() {
+        let zeros = vec![0; 200 * 65_280];
+        let file = pipelines_testing::file(&pipelines_testing::bgzf(&zeros));
+        let mut reader = Reader::new(file, ONE).unwrap();
+        let (mut read, mut held) = (Vec::new(), 0);
+        let mut buf = vec![0; 100_000];
+        loop {
+            let n = reader.read(&mut buf).unwrap();
+            if n == 0 {
+                break;
+            }
+            read.extend_from_slice(&buf[..n]);
+            if let Decoded::Here(here) = &reader.0
+                && let Decoder::Runs(runs) = &here.get_ref().decoder
+            {
+                held = held.max(runs.decoded.bytes.capacity());
+            }
+        }
+        assert!(read == zeros, "{} bytes, not {}", read.len(), zeros.len());
+        assert!(
+            held > 0 && held <= (KEPT_HERE + 1) * BUFFER,
+            "{held} bytes held"
+        );
     }
 }
