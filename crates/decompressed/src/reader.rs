@@ -110,7 +110,7 @@ impl Reader {
         if threads == ONE {
             let format = regular.map(|(format, ..)| format);
             let here = Here {
-                decoder: Decoder::Unread(file, format),
+                stage: Stage::Unread(file, format),
                 read: 0,
             };
             return Ok(Reader(Decoded::Here(BufReader::with_capacity(
@@ -164,13 +164,13 @@ fn told(failure: Failure, read: u64) -> io::Error {
 
 /// A source decoded on the reading thread, as it reads.
 struct Here {
-    decoder: Decoder,
+    stage: Stage,
     /// The decoded bytes given so far.
     read: u64,
 }
 
-/// The decoder of a source decoded on the reading thread.
-enum Decoder {
+/// Where the decoding of a source on the reading thread stands.
+enum Stage {
     /// Not read yet, its format known where it is a regular file: a stream is sniffed at the
     /// first read, as its first bytes may be long in coming.
     Unread(File, Option<Format>),
@@ -292,44 +292,42 @@ impl Here {
     /// Decodes into `buf` (not empty), beginning the decoder at the first read.
     fn pull(&mut self, buf: &mut [u8]) -> Result<usize, Failure> {
         loop {
-            match &mut self.decoder {
-                Decoder::Decoding(decoder) => return decoder.pull(buf),
-                Decoder::Runs(runs) => match runs.pull(buf)? {
+            match &mut self.stage {
+                Stage::Decoding(decoder) => return decoder.pull(buf),
+                Stage::Runs(runs) => match runs.pull(buf)? {
                     Then::Read(n) => return Ok(n),
                     Then::Rest { at, read } => {
-                        let Decoder::Runs(Runs { mut file, .. }) =
-                            std::mem::replace(&mut self.decoder, Decoder::Ended)
+                        let Stage::Runs(Runs { mut file, .. }) =
+                            std::mem::replace(&mut self.stage, Stage::Ended)
                         else {
                             unreachable!("matched above");
                         };
                         file.seek(SeekFrom::Start(at)).map_err(Failure::Reading)?;
                         let mut decoder = Self::one_decoder(file, Some(Format::Gzip))?;
-                        if let Decoder::Decoding(pulled) = &mut decoder {
-                            passed_over(pulled, read)?;
-                        }
-                        self.decoder = decoder;
+                        passed_over(&mut decoder, read)?;
+                        self.stage = Stage::Decoding(decoder);
                     }
                 },
-                Decoder::Unread(..) => {
-                    let Decoder::Unread(file, format) =
-                        std::mem::replace(&mut self.decoder, Decoder::Ended)
+                Stage::Unread(..) => {
+                    let Stage::Unread(file, format) =
+                        std::mem::replace(&mut self.stage, Stage::Ended)
                     else {
                         unreachable!("matched above");
                     };
-                    self.decoder = Self::begun(file, format)?;
+                    self.stage = Self::begun(file, format)?;
                 }
-                Decoder::Ended => return Ok(0),
+                Stage::Ended => return Ok(0),
             }
         }
     }
 
     /// The decoder of `file`, holding `format` where it is a regular file, else sniffed now: a
     /// regular gzip file's runs of members, where it has them.
-    fn begun(file: File, format: Option<Format>) -> Result<Decoder, Failure> {
+    fn begun(file: File, format: Option<Format>) -> Result<Stage, Failure> {
         if format == Some(Format::Gzip)
             && let Some(runs) = MemberRuns::of(&file)
         {
-            return Ok(Decoder::Runs(Runs {
+            return Ok(Stage::Runs(Runs {
                 file,
                 runs,
                 decoded: Gathered::default(),
@@ -337,18 +335,18 @@ impl Here {
                 ended: None,
             }));
         }
-        Self::one_decoder(file, format)
+        Self::one_decoder(file, format).map(Stage::Decoding)
     }
 
     /// The format's one decoder of `file` from its offset, `format` sniffed now where not known.
-    fn one_decoder(file: File, format: Option<Format>) -> Result<Decoder, Failure> {
+    fn one_decoder(file: File, format: Option<Format>) -> Result<Pulled, Failure> {
         let mut source = Undecoded::new(file);
         let (format, start) = match format {
             Some(format) => (format, Vec::new()),
             None => sniff_stream(&mut source)?,
         };
         let input = Cursor::new(start).chain(source);
-        Ok(Decoder::Decoding(decoder_of(format, ONE, input, None)?))
+        decoder_of(format, ONE, input, None)
     }
 }
 
@@ -377,7 +375,7 @@ impl Read for Here {
         // A decoder's panic is the source's failure, as on a thread of the crate's own.
         match caught(|| self.pull(buf)) {
             Ok(0) => {
-                self.decoder = Decoder::Ended;
+                self.stage = Stage::Ended;
                 Ok(0)
             }
             Ok(n) => {
@@ -385,7 +383,7 @@ impl Read for Here {
                 Ok(n)
             }
             Err(failure) => {
-                self.decoder = Decoder::Ended;
+                self.stage = Stage::Ended;
                 Err(told(failure, self.read))
             }
         }
@@ -450,7 +448,7 @@ mod tests {
             }
             read.extend_from_slice(&buf[..n]);
             if let Decoded::Here(here) = &reader.0
-                && let Decoder::Runs(runs) = &here.get_ref().decoder
+                && let Stage::Runs(runs) = &here.get_ref().stage
             {
                 held = held.max(runs.decoded.bytes.capacity());
             }

@@ -12,9 +12,9 @@ fn threads() -> usize {
     std::fs::read_dir("/proc/self/task").unwrap().count()
 }
 
-/// A regular file (one gzip member, and `bgzip`'s members) and a stream, each decoding to far more than a reader's buffers hold, so that
-/// a thread of the crate's own would still be decoding when the threads are counted after a
-/// first read; what each reads is then its text, whole.
+/// A regular file (one gzip member, and `bgzip`'s members) and a stream, each decoding to far
+/// more than a reader's buffers hold, so that a thread of the crate's own would still be decoding
+/// when the threads are counted after a first read; what each reads is then its text, whole.
 #[test]
 fn a_reader_on_one_thread_starts_no_thread() {
     // On a thread of its own, counted before and after alike, so that a hang fails the test.
