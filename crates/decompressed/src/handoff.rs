@@ -7,7 +7,7 @@ use std::fs::File;
 use std::io::Write;
 
 use crossbeam_channel::{Receiver, Sender};
-use memchr::memrchr;
+use memchr::{memchr, memrchr};
 
 use super::BUFFER;
 use super::spares::SpareBuffers;
@@ -27,9 +27,41 @@ pub(super) struct Decoded {
 }
 
 impl Decoded {
+    /// All of `bytes`.
+    pub(super) fn whole(bytes: Vec<u8>) -> Self {
+        let len = bytes.len();
+        Decoded { bytes, len }
+    }
+
     /// The decoded bytes it holds.
     pub(super) fn held(&self) -> &[u8] {
         &self.bytes[..self.len]
+    }
+
+    /// Whether its last line goes on past it.
+    pub(super) fn ends_inside_a_line(&self) -> bool {
+        self.held().last().is_some_and(|&byte| byte != b'\n')
+    }
+
+    /// Ends its last line with `line_end`, the rest of that line and its end, where it has room
+    /// for them: false, nothing added, where it has none.
+    pub(super) fn end_line_with(&mut self, line_end: &[u8]) -> bool {
+        let Some(room) = self.bytes.get_mut(self.len..self.len + line_end.len()) else {
+            return false;
+        };
+        room.copy_from_slice(line_end);
+        self.len += line_end.len();
+        true
+    }
+
+    /// Cuts off its bytes up to and after its first line end, the rest moved to its front:
+    /// `None`, nothing cut, where it holds no line end.
+    pub(super) fn cut_first_line(&mut self) -> Option<Vec<u8>> {
+        let line = memchr(b'\n', self.held())? + 1;
+        let cut = self.bytes[..line].to_vec();
+        self.bytes.copy_within(line..self.len, 0);
+        self.len -= line;
+        Some(cut)
     }
 }
 
@@ -177,6 +209,15 @@ pub(super) trait Out: Send + 'static {
 
     /// Hands on what is held, at the end.
     fn flush(&mut self);
+
+    /// Room for at least `size` bytes to decode into at once, what is held handed on first where
+    /// less is left: `None` when the reader has gone.
+    fn room_for(&mut self, size: usize) -> Option<&mut [u8]> {
+        if self.room()?.len() < size {
+            self.flush();
+        }
+        self.room()
+    }
 
     /// Hands on `bytes[..len]`, decoded elsewhere (on a decoder's thread), and returns storage for
     /// the next, its bytes of no meaning: `None` when the reader has gone. Copied into the room,
@@ -333,6 +374,19 @@ impl<B: Buffers> Out for Filling<B> {
             self.hand_on();
         }
         self.buffers.flush();
+    }
+
+    /// What is held handed on cut after its last line end, as a full buffer is, so that a reader
+    /// may take it as whole lines; the line carried then handed on alone where `size` is more
+    /// than it leaves room for.
+    fn room_for(&mut self, size: usize) -> Option<&mut [u8]> {
+        if self.room()?.len() < size && !self.hand_on_whole_lines() {
+            return None;
+        }
+        if self.room()?.len() < size {
+            self.flush();
+        }
+        self.room()
     }
 
     fn spares(&self) -> Option<&SpareBuffers> {
@@ -817,6 +871,56 @@ mod tests {
             assert!(kept.full(Decoded { bytes, len: 0 }) && !kept.overflowed);
         }
         assert!(kept.empty().is_none() && kept.overflowed);
+    }
+
+    /// Room asked for where too little is left hands on what is held cut after its last line
+    /// end, and is there however long the line carried to the next buffer.
+    #[test]
+    fn room_for_more_than_is_left_cuts_what_is_held_after_its_line_end() {
+        for (carried, asked) in [(10, 64 << 10), (MOST_CARRIED, BUFFER)] {
+            let text = lines(&[BUFFER - carried - 100, carried], false);
+            let mut out = Filling::new(Kept::new(usize::MAX, SpareBuffers::default()));
+            out.room().unwrap()[..text.len()].copy_from_slice(&text);
+            assert!(out.filled(text.len()));
+            assert!(out.room_for(asked).unwrap().len() >= asked);
+            let held: Vec<&[u8]> = out.buffers.buffers.iter().map(Decoded::held).collect();
+            assert!(
+                held[0].ends_with(b"\n"),
+                "{carried}: not cut after its line end"
+            );
+            // The line carried goes on alone where the room asked for is more than it leaves.
+            let handed_on = match asked > BUFFER - carried {
+                true => &text[..],
+                false => &text[..text.len() - carried],
+            };
+            assert!(
+                held.concat() == handed_on,
+                "{carried}: other bytes handed on"
+            );
+        }
+    }
+
+    /// Whole lines of two pieces: the first ended with the rest of its last line, cut off the
+    /// front of the second, the second's bytes moved to its front.
+    #[test]
+    fn a_line_cut_off_one_piece_ends_another() {
+        let mut next = buffer_of(b"line\nnext\npartial");
+        let line_end = next.cut_first_line().unwrap();
+        assert_eq!(
+            (&line_end[..], next.held()),
+            (&b"line\n"[..], &b"next\npartial"[..])
+        );
+        let mut before = Decoded {
+            bytes: b"first\nthe ".iter().copied().chain([0; 5]).collect(),
+            len: 10,
+        };
+        assert!(before.end_line_with(&line_end));
+        assert_eq!(before.held(), b"first\nthe line\n");
+        assert!(
+            !before.end_line_with(b"more"),
+            "room for five bytes, not nine"
+        );
+        assert_eq!(buffer_of(b"no line end").cut_first_line(), None);
     }
 
     /// A piece decoded elsewhere goes on alone when nothing is held: no empty buffer before it.

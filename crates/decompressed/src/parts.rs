@@ -117,11 +117,8 @@ pub(super) fn decode_members(
         let mut rest = &input[..];
         while let Some((member, size)) = bgzip_member(rest) {
             // A member whole in one piece: the piece is handed on short where it does not fit,
-            // and the next is a whole [`BUFFER`], at least the member's size.
-            if out.room().is_some_and(|room| room.len() < size) {
-                out.flush();
-            }
-            let Some(room) = out.room() else {
+            // and the next has room for a member, [`MOST_CARRIED`] less than a [`BUFFER`].
+            let Some(room) = out.room_for(size) else {
                 return Ok(RunEnded::ReaderGone);
             };
             if !sized.decode(member, &mut room[..size]) {
