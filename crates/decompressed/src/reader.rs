@@ -26,7 +26,8 @@ use crate::{
 /// on a thread of its own (its BGZF members, xz and bzip2 blocks on up to `threads`), its bytes
 /// handed on as they come (a live stream's lines as they are written). Either way the decoded
 /// bytes come over in memory, in buffers the reader recycles. On one thread, either is decoded
-/// at each read, on the reading thread.
+/// at each read, on the reading thread, as any other reader is
+/// ([`from_reader`](Self::from_reader)).
 ///
 /// Once the decoded bytes end, a read tells how decoding ended: `Ok(0)` where the source was
 /// whole, else the error, after every byte decoded before the fault, saying where it is
@@ -74,6 +75,20 @@ impl Reader {
     pub fn open(path: impl AsRef<Path>) -> io::Result<Reader> {
         let threads = std::thread::available_parallelism().unwrap_or(NonZeroUsize::MIN);
         Reader::new(File::open(path)?, threads)
+    }
+
+    /// What `reader` gives, decoded: a reader that is not a file (a socket's or a body's of
+    /// another crate, bytes in memory, a `File` behind a reader of its own). It is decoded at
+    /// each read on the reading thread, as on one thread ([`new`](Self::new)): a reader cannot be
+    /// asked whether its next read would wait, so a thread of the crate's reading it could not
+    /// be stopped while it waits. Nothing is read until the first read. A failed read of
+    /// `reader` is told as its own error, after the bytes decoded before it.
+    pub fn from_reader(reader: impl Read + Send + 'static) -> Reader {
+        let here = Here {
+            stage: Stage::UnreadReader(Box::new(reader)),
+            read: 0,
+        };
+        Reader(Decoded::Here(BufReader::with_capacity(BUFFER, here)))
     }
 
     /// `file` decoded from where its offset is, on up to `threads` threads. The reader owns
@@ -174,6 +189,8 @@ enum Stage {
     /// Not read yet, its format known where it is a regular file: a stream is sniffed at the
     /// first read, as its first bytes may be long in coming.
     Unread(File, Option<Format>),
+    /// A reader of the caller's, not read yet: sniffed at the first read, as a stream is.
+    UnreadReader(Box<dyn Read + Send>),
     /// A regular file's BGZF members, a run at a time.
     Runs(Runs),
     /// The format's one decoder.
@@ -303,7 +320,8 @@ impl Here {
                             unreachable!("matched above");
                         };
                         file.seek(SeekFrom::Start(at)).map_err(Failure::Reading)?;
-                        let mut decoder = Self::one_decoder(file, Some(Format::Gzip))?;
+                        let source = Undecoded::new(file);
+                        let mut decoder = Self::one_decoder(source, Some(Format::Gzip))?;
                         passed_over(&mut decoder, read)?;
                         self.stage = Stage::Decoding(decoder);
                     }
@@ -315,6 +333,15 @@ impl Here {
                         unreachable!("matched above");
                     };
                     self.stage = Self::begun(file, format)?;
+                }
+                Stage::UnreadReader(..) => {
+                    let Stage::UnreadReader(reader) =
+                        std::mem::replace(&mut self.stage, Stage::Ended)
+                    else {
+                        unreachable!("matched above");
+                    };
+                    let decoder = Self::one_decoder(Undecoded::of_reader(reader), None)?;
+                    self.stage = Stage::Decoding(decoder);
                 }
                 Stage::Ended => return Ok(0),
             }
@@ -335,12 +362,12 @@ impl Here {
                 ended: None,
             }));
         }
-        Self::one_decoder(file, format).map(Stage::Decoding)
+        Self::one_decoder(Undecoded::new(file), format).map(Stage::Decoding)
     }
 
-    /// The format's one decoder of `file` from its offset, `format` sniffed now where not known.
-    fn one_decoder(file: File, format: Option<Format>) -> Result<Pulled, Failure> {
-        let mut source = Undecoded::new(file);
+    /// The format's one decoder of `source` from where it is, `format` sniffed now where not
+    /// known.
+    fn one_decoder(mut source: Undecoded, format: Option<Format>) -> Result<Pulled, Failure> {
         let (format, start) = match format {
             Some(format) => (format, Vec::new()),
             None => sniff_stream(&mut source)?,

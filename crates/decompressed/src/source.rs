@@ -15,13 +15,31 @@ use fd_facts as fd;
 /// a failed read kept, so that it is told as the source's failure rather than the decoder's.
 #[derive(Debug)]
 pub(super) struct Undecoded {
-    /// Shared, so that a small file decoded whole is handed back whole where it is to be decoded
-    /// again on a thread (`decode_here`), without a `dup`.
-    file: Arc<File>,
+    source: Source,
     pub(super) failed: Option<io::Error>,
     /// The most read at a time: [`BUFFER`], or less for a small file, whose read buffer is then
     /// as small (a buffer is zeroed before its first read).
     pub(super) most: usize,
+}
+
+/// What the compressed bytes are read from.
+enum Source {
+    /// A descriptor. Shared, so that a small file decoded whole is handed back whole where it is
+    /// to be decoded again on a thread (`decode_here`), without a `dup`.
+    File(Arc<File>),
+    /// A reader of the caller's that is no descriptor of ours: read as it reads, with nothing to
+    /// ask whether a read would wait.
+    Reader(Box<dyn Read + Send>),
+}
+
+/// A reader of the caller's prints as nothing of its own: it need not be `Debug`.
+impl std::fmt::Debug for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Source::File(file) => f.debug_tuple("File").field(file).finish(),
+            Source::Reader(_) => f.debug_tuple("Reader").finish_non_exhaustive(),
+        }
+    }
 }
 
 impl Undecoded {
@@ -29,22 +47,38 @@ impl Undecoded {
         Undecoded::reading(Arc::new(file), BUFFER)
     }
 
+    /// `reader`, read [`BUFFER`] bytes at a time.
+    pub(super) fn of_reader(reader: Box<dyn Read + Send>) -> Self {
+        Undecoded {
+            source: Source::Reader(reader),
+            failed: None,
+            most: BUFFER,
+        }
+    }
+
     /// Whether a read now would return at once (a regular file's always does); a stream's may wait
-    /// for its writer.
+    /// for its writer. A reader of the caller's cannot be asked, and counts as ready: its read
+    /// waits, as any reader's does.
     pub(super) fn is_ready(&self) -> bool {
-        fd::is_ready(self.file.as_fd())
+        match &self.source {
+            Source::File(file) => fd::is_ready(file.as_fd()),
+            Source::Reader(_) => true,
+        }
     }
 
     /// Whether a stream had nothing to read for all of `timeout` (false where that cannot be told:
     /// the read that follows waits instead).
     pub(super) fn stays_idle_for(&self, timeout: Duration) -> bool {
-        fd::stays_idle_for(self.file.as_fd(), timeout)
+        match &self.source {
+            Source::File(file) => fd::stays_idle_for(file.as_fd(), timeout),
+            Source::Reader(_) => false,
+        }
     }
 
     /// `file`, read at most `most` bytes (at least one, at most a [`BUFFER`]) at a time.
     pub(super) fn reading(file: Arc<File>, most: usize) -> Self {
         Undecoded {
-            file,
+            source: Source::File(file),
             failed: None,
             most: most.clamp(1, BUFFER),
         }
@@ -53,7 +87,16 @@ impl Undecoded {
 
 impl Read for Undecoded {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        fd::read(&self.file, buf).map_err(|error| {
+        let read = match &mut self.source {
+            Source::File(file) => fd::read(file, buf),
+            Source::Reader(reader) => loop {
+                match reader.read(buf) {
+                    Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+                    read => break read,
+                }
+            },
+        };
+        read.map_err(|error| {
             let kind = error.kind();
             self.failed = Some(error);
             io::Error::from(kind)

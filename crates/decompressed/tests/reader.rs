@@ -86,8 +86,9 @@ fn read(file: File, threads: usize) -> (Vec<u8>, io::Result<usize>) {
     (bytes, ended)
 }
 
-/// Every source read, whatever `read` does with it, on one thread and on two.
-fn both_ways(bytes: &[u8], check: impl Fn(&str, Vec<u8>, io::Result<usize>)) {
+/// Every source read, whatever `read` does with it: a regular file and a pipe on one thread and
+/// on two, and a reader of the caller's.
+fn every_way(bytes: &[u8], check: impl Fn(&str, Vec<u8>, io::Result<usize>)) {
     for threads in [1, 2] {
         let (from_file, ended) = read(regular(bytes), threads);
         check("a regular file", from_file, ended);
@@ -97,13 +98,32 @@ fn both_ways(bytes: &[u8], check: impl Fn(&str, Vec<u8>, io::Result<usize>)) {
         });
         check("a pipe", from_pipe, ended);
     }
+    let mut reader = Reader::from_reader(Trickle(io::Cursor::new(bytes.to_vec()), false));
+    let mut from_reader = Vec::new();
+    let ended = reader.read_to_end(&mut from_reader);
+    check("a reader", from_reader, ended);
+}
+
+/// A reader that gives at most 4,093 bytes a read, each after a read interrupted (a signal's):
+/// a reader's reads need not fill what is asked, and an interrupted one is tried again.
+struct Trickle<R>(R, bool);
+
+impl<R: Read> Read for Trickle<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.1 = !self.1;
+        if self.1 {
+            return Err(io::ErrorKind::Interrupted.into());
+        }
+        let most = buf.len().min(4_093);
+        self.0.read(&mut buf[..most])
+    }
 }
 
 #[test]
 fn every_format_decodes_from_a_file_and_from_a_pipe() {
     let text = text(20_000);
     for format in FORMATS {
-        both_ways(&two_in_a_row(format, &text), |from, decoded, ended| {
+        every_way(&two_in_a_row(format, &text), |from, decoded, ended| {
             assert!(ended.is_ok(), "{format} from {from}: {ended:?}");
             assert!(decoded == text, "{format} from {from}: other bytes");
         });
@@ -116,7 +136,7 @@ fn a_source_cut_short_is_an_error_after_the_bytes_before_the_cut() {
     for format in FORMATS.iter().filter(|&&format| format != "plain") {
         let mut bytes = two_in_a_row(format, &text);
         bytes.truncate(bytes.len() - 5);
-        both_ways(&bytes, |from, decoded, ended| {
+        every_way(&bytes, |from, decoded, ended| {
             let told = ended.expect_err(&format!("{format} cut short, from {from}: read whole"));
             assert!(
                 text.starts_with(&decoded),
@@ -138,7 +158,7 @@ fn garbage_after_the_last_member_is_an_error_after_every_decoded_byte() {
     let text = text(5_000);
     for format in FORMATS.iter().filter(|&&format| format != "plain") {
         let bytes = [two_in_a_row(format, &text), b"garbage\n".to_vec()].concat();
-        both_ways(&bytes, |from, decoded, ended| {
+        every_way(&bytes, |from, decoded, ended| {
             assert!(
                 ended.is_err(),
                 "{format} with garbage, from {from}: read as whole"
@@ -146,6 +166,48 @@ fn garbage_after_the_last_member_is_an_error_after_every_decoded_byte() {
             assert!(decoded == text, "{format} from {from}: not every byte");
         });
     }
+}
+
+/// A reader of the caller's is not read until the reader is, and its failed read is told as
+/// its own error, after every byte decoded before it.
+#[test]
+fn a_readers_failure_is_its_own_error_after_the_bytes_before_it() {
+    struct Breaks {
+        bytes: io::Cursor<Vec<u8>>,
+        read: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    }
+    impl Read for Breaks {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            self.read.store(true, std::sync::atomic::Ordering::Relaxed);
+            match self.bytes.read(buf)? {
+                0 => Err(io::Error::new(
+                    io::ErrorKind::ConnectionReset,
+                    "the body broke",
+                )),
+                n => Ok(n),
+            }
+        }
+    }
+    let text = text(5_000);
+    let first = encoded("zstd", &text);
+    let bytes = [first, encoded("zstd", b"never seen\n")[..6].to_vec()].concat();
+    let read = std::sync::Arc::default();
+    let breaks = Breaks {
+        bytes: io::Cursor::new(bytes),
+        read: std::sync::Arc::clone(&read),
+    };
+    let mut reader = Reader::from_reader(breaks);
+    assert!(
+        !read.load(std::sync::atomic::Ordering::Relaxed),
+        "read before its reader"
+    );
+    let mut decoded = Vec::new();
+    let told = reader.read_to_end(&mut decoded).unwrap_err();
+    assert!(decoded == text, "{} bytes of {}", decoded.len(), text.len());
+    assert_eq!(
+        (told.kind(), told.to_string()),
+        (io::ErrorKind::ConnectionReset, "the body broke".into())
+    );
 }
 
 /// A member whose `BC` field says a size other than its own, among `bgzip`'s members, is read
@@ -163,7 +225,7 @@ fn a_bgzf_member_that_lies_about_its_size_loses_no_member_around_it() {
     ]
     .concat();
     let whole = [before, b"lying\n", after].concat();
-    both_ways(&bytes, |how, read, ended| {
+    every_way(&bytes, |how, read, ended| {
         assert!(ended.is_ok(), "{how}: {ended:?}");
         assert!(
             read == whole,
