@@ -369,7 +369,7 @@ mod tests {
     use super::super::source::Undecoded;
     use super::super::tests::{bgzf_member, piped, random, streamed, text};
     use super::*;
-    use pipelines_testing::{DEADLINE, gzip, threads_named, within};
+    use pipelines_testing::{DEADLINE, IN_MEMORY, gzip, threads_named, within, within_for};
     use proptest::prelude::*;
 
     /// What the stream `source` decodes to on `threads` decoders, and how decoding ended.
@@ -606,8 +606,9 @@ mod tests {
             assert!(early.is_err(), "part of a member out before it was whole");
             writer.write_all(&member[half..]).unwrap();
             let mut out = Vec::new();
+            // A whole member comes out at once: one held back fails in seconds.
             while out.len() < line.len() {
-                match came.recv_timeout(DEADLINE) {
+                match came.recv_timeout(IN_MEMORY) {
                     Ok(bytes) => out.extend_from_slice(&bytes),
                     Err(_) => panic!("a member of {} bytes held back", line.len()),
                 }
@@ -639,7 +640,8 @@ mod tests {
             // Open, and silent, until the test's end.
             thread::sleep(DEADLINE);
         });
-        let (out, ended) = within("a fault on an open stream", move || {
+        // Told at once, not at the stream's end: a decoder holding it fails in seconds.
+        let (out, ended) = within_for(IN_MEMORY, "a fault on an open stream", move || {
             let mut out = Vec::new();
             let _ = pipe.read_to_end(&mut out);
             (out, decoding.finish())
@@ -666,7 +668,7 @@ mod tests {
         let (mut pipe, _decoding) = super::super::decode(source, two).unwrap();
         writer.write_all(&bytes).unwrap();
         let len = text(0..1000).len() + long.len();
-        let out = within("a member left to one decoder", move || {
+        let out = within_for(IN_MEMORY, "a member left to one decoder", move || {
             let mut out = vec![0; len];
             pipe.read_exact(&mut out).map(|()| out)
         });
@@ -688,7 +690,10 @@ mod tests {
             // Open until the test's end.
             thread::sleep(DEADLINE);
         });
-        pipe.read_exact(&mut [0; 1000]).unwrap();
+        let pipe = within_for(IN_MEMORY, "the first bytes of a stream", move || {
+            pipe.read_exact(&mut [0; 1000]).unwrap();
+            pipe
+        });
         drop(pipe);
         let started = std::time::Instant::now();
         while !decoding.has_ended() {
