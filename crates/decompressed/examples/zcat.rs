@@ -11,6 +11,7 @@ fn main() -> ExitCode {
     if names.is_empty() {
         names.push("-".into());
     }
+    let threads = std::thread::available_parallelism().unwrap_or(std::num::NonZeroUsize::MIN);
     let mut out = io::stdout().lock();
     let mut status = ExitCode::SUCCESS;
     for name in names {
@@ -18,7 +19,6 @@ fn main() -> ExitCode {
             true => io::stdin().as_fd().try_clone_to_owned().map(File::from),
             false => File::open(&name),
         };
-        let threads = std::thread::available_parallelism().unwrap_or(std::num::NonZeroUsize::MIN);
         let reader = file.and_then(|file| decompressed::Reader::new(file, threads));
         if let Err(error) = reader.and_then(|mut reader| io::copy(&mut reader, &mut out)) {
             let _ = out.flush();
