@@ -900,6 +900,41 @@ mod tests {
         }
     }
 
+    /// An `Out` of sixteen bytes of room, which flushing hands on whole.
+    #[derive(Default)]
+    struct Sixteen {
+        room: [u8; 16],
+        held: usize,
+        flushed: usize,
+    }
+
+    impl Out for Sixteen {
+        fn room(&mut self) -> Option<&mut [u8]> {
+            Some(&mut self.room[self.held..])
+        }
+
+        fn filled(&mut self, n: usize) -> bool {
+            self.held += n;
+            true
+        }
+
+        fn flush(&mut self) {
+            self.flushed += std::mem::take(&mut self.held);
+        }
+    }
+
+    /// Room asked for of an `Out` that has less left hands on what it holds first; one that has
+    /// as much, or more, keeps it.
+    #[test]
+    fn room_for_more_than_is_left_flushes_first() {
+        let mut out = Sixteen::default();
+        out.filled(10);
+        for (asked, flushed) in [(4, 0), (6, 0), (7, 10)] {
+            assert!(out.room_for(asked).unwrap().len() >= asked);
+            assert_eq!(out.flushed, flushed, "{asked} asked");
+        }
+    }
+
     /// Whole lines of two pieces: the first ended with the rest of its last line, cut off the
     /// front of the second, the second's bytes moved to its front.
     #[test]
