@@ -13,7 +13,6 @@ use fd_facts as fd;
 
 /// The source as the decoder reads it: signals and an inherited non-blocking mode waited out, and
 /// a failed read kept, so that it is told as the source's failure rather than the decoder's.
-#[derive(Debug)]
 pub(super) struct Undecoded {
     source: Source,
     pub(super) failed: Option<io::Error>,
@@ -30,16 +29,6 @@ enum Source {
     /// A reader of the caller's that is no descriptor of ours: read as it reads, with nothing to
     /// ask whether a read would wait.
     Reader(Box<dyn Read + Send>),
-}
-
-/// A reader of the caller's prints as nothing of its own: it need not be `Debug`.
-impl std::fmt::Debug for Source {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Source::File(file) => f.debug_tuple("File").field(file).finish(),
-            Source::Reader(_) => f.debug_tuple("Reader").finish_non_exhaustive(),
-        }
-    }
 }
 
 impl Undecoded {

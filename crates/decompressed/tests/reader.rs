@@ -8,6 +8,7 @@ use std::io::{self, BufRead, Read, Write};
 use std::num::NonZeroUsize;
 
 use decompressed::Reader;
+use pipelines_testing::{IN_MEMORY, within_for};
 use proptest::prelude::*;
 
 /// Text of `lines` numbered lines, the shape of a log.
@@ -90,7 +91,10 @@ fn read(file: File, threads: usize) -> (Vec<u8>, io::Result<usize>) {
 /// on two, and a reader of the caller's.
 fn every_way(bytes: &[u8], check: impl Fn(&str, Vec<u8>, io::Result<usize>)) {
     for threads in [1, 2] {
-        let (from_file, ended) = read(regular(bytes), threads);
+        // Within deadlines: a reader that gives bytes for ever fails in seconds.
+        let file = regular(bytes);
+        let (from_file, ended) =
+            within_for(IN_MEMORY, "a file's decoding", move || read(file, threads));
         check("a regular file", from_file, ended);
         let (from_pipe, ended) = pipelines_testing::within("a pipe's decoding", {
             let bytes = bytes.to_vec();
@@ -98,9 +102,12 @@ fn every_way(bytes: &[u8], check: impl Fn(&str, Vec<u8>, io::Result<usize>)) {
         });
         check("a pipe", from_pipe, ended);
     }
-    let mut reader = Reader::from_reader(Trickle(io::Cursor::new(bytes.to_vec()), false));
-    let mut from_reader = Vec::new();
-    let ended = reader.read_to_end(&mut from_reader);
+    let trickle = Trickle(io::Cursor::new(bytes.to_vec()), false);
+    let (from_reader, ended) = within_for(IN_MEMORY, "a reader's decoding", move || {
+        let mut from_reader = Vec::new();
+        let ended = Reader::from_reader(trickle).read_to_end(&mut from_reader);
+        (from_reader, ended)
+    });
     check("a reader", from_reader, ended);
 }
 
@@ -201,8 +208,11 @@ fn a_readers_failure_is_its_own_error_after_the_bytes_before_it() {
         !read.load(std::sync::atomic::Ordering::Relaxed),
         "read before its reader"
     );
-    let mut decoded = Vec::new();
-    let told = reader.read_to_end(&mut decoded).unwrap_err();
+    let (decoded, told) = within_for(IN_MEMORY, "a failing reader's decoding", move || {
+        let mut decoded = Vec::new();
+        let told = reader.read_to_end(&mut decoded).unwrap_err();
+        (decoded, told)
+    });
     assert!(decoded == text, "{} bytes of {}", decoded.len(), text.len());
     assert_eq!(
         (told.kind(), told.to_string()),
