@@ -465,21 +465,24 @@ mod tests {
     fn a_run_that_decodes_to_more_than_kept_here_is_held_within_it() {
         let zeros = vec![0; 200 * 65_280];
         let file = pipelines_testing::file(&pipelines_testing::bgzf(&zeros));
-        let mut reader = Reader::new(file, ONE).unwrap();
-        let (mut read, mut held) = (Vec::new(), 0);
-        let mut buf = vec![0; 100_000];
-        loop {
-            let n = reader.read(&mut buf).unwrap();
-            if n == 0 {
-                break;
+        let deadline = pipelines_testing::IN_MEMORY;
+        let (read, held) = pipelines_testing::within_for(deadline, "13 MB of zeros", move || {
+            let mut reader = Reader::new(file, ONE).unwrap();
+            let (mut read, mut held) = (Vec::new(), 0);
+            let mut buf = vec![0; 100_000];
+            loop {
+                let n = reader.read(&mut buf).unwrap();
+                if n == 0 {
+                    return (read, held);
+                }
+                read.extend_from_slice(&buf[..n]);
+                if let Decoded::Here(here) = &reader.0
+                    && let Stage::Runs(runs) = &here.get_ref().stage
+                {
+                    held = held.max(runs.decoded.bytes.capacity());
+                }
             }
-            read.extend_from_slice(&buf[..n]);
-            if let Decoded::Here(here) = &reader.0
-                && let Stage::Runs(runs) = &here.get_ref().stage
-            {
-                held = held.max(runs.decoded.bytes.capacity());
-            }
-        }
+        });
         assert!(read == zeros, "{} bytes, not {}", read.len(), zeros.len());
         assert!(
             held > 0 && held <= (KEPT_HERE + 1) * BUFFER,
