@@ -592,14 +592,6 @@ mod tests {
 
     use super::*;
 
-    /// `bytes` as a decoder's buffer holding them all.
-    fn buffer_of(bytes: &[u8]) -> Decoded {
-        Decoded {
-            bytes: bytes.to_vec(),
-            len: bytes.len(),
-        }
-    }
-
     /// What `pieces`, written one after another as a decoder writes, come to: each buffer
     /// handed on, as the reader sees it.
     fn handed_on(pieces: &[Vec<u8>]) -> Vec<Vec<u8>> {
@@ -720,7 +712,7 @@ mod tests {
         let mut decoded = DecodedFile::new(full, to_decoder, SpareBuffers::default());
         let send = move |n| {
             for _ in 0..n {
-                to_reader.send(buffer_of(b"line\n")).unwrap();
+                to_reader.send(Decoded::whole(b"line\n".to_vec())).unwrap();
             }
         };
         let take_whole = |decoded: &mut DecodedFile| {
@@ -765,7 +757,7 @@ mod tests {
         let grown = [(BUFFER, BUFFER), (BUFFER + BUFFER / 2, BUFFER + BUFFER / 2)];
         let kept = [(MOST_KEPT, MOST_KEPT), (MOST_KEPT + 1, 0), (4 * BUFFER, 0)];
         for (storage, given) in grown.into_iter().chain(kept) {
-            to_reader.send(buffer_of(b"line\n")).unwrap();
+            to_reader.send(Decoded::whole(b"line\n".to_vec())).unwrap();
             assert_eq!(decoded.unread_buffer(), Some(5));
             decoded.exchange(|bytes, len| {
                 assert_eq!(&bytes[..len], b"line\n");
@@ -781,7 +773,7 @@ mod tests {
         let (to_reader, full) = bounded(1);
         let (to_decoder, _empty) = bounded(1);
         let mut decoded = DecodedFile::new(full, to_decoder, SpareBuffers::default());
-        to_reader.send(buffer_of(b"line\n")).unwrap();
+        to_reader.send(Decoded::whole(b"line\n".to_vec())).unwrap();
         assert_eq!(decoded.read(&mut [0; 2]), 2);
         assert_eq!(decoded.unread_buffer(), None);
         let mut rest = [0; 8];
@@ -939,7 +931,7 @@ mod tests {
     /// front of the second, the second's bytes moved to its front.
     #[test]
     fn a_line_cut_off_one_piece_ends_another() {
-        let mut next = buffer_of(b"line\nnext\npartial");
+        let mut next = Decoded::whole(b"line\nnext\npartial".to_vec());
         let line_end = next.cut_first_line().unwrap();
         assert_eq!(
             (&line_end[..], next.held()),
@@ -955,14 +947,17 @@ mod tests {
             !before.end_line_with(b"more"),
             "room for five bytes, not nine"
         );
-        assert_eq!(buffer_of(b"no line end").cut_first_line(), None);
+        assert_eq!(
+            Decoded::whole(b"no line end".to_vec()).cut_first_line(),
+            None
+        );
     }
 
     /// A piece decoded elsewhere goes on alone when nothing is held: no empty buffer before it.
     #[test]
     fn a_piece_passed_with_nothing_held_goes_alone() {
         let mut out = Filling::new(Kept::new(usize::MAX, SpareBuffers::default()));
-        assert!(out.pass(buffer_of(b"piece\n")));
+        assert!(out.pass(Decoded::whole(b"piece\n".to_vec())));
         let held: Vec<&[u8]> = out.buffers.buffers.iter().map(Decoded::held).collect();
         assert_eq!(held, [b"piece\n"]);
     }
@@ -982,7 +977,7 @@ mod tests {
         let room = out.room().unwrap();
         room[..BUFFER].copy_from_slice(&text[..BUFFER]);
         assert!(out.filled(BUFFER));
-        assert!(out.pass(buffer_of(b"piece\n")));
+        assert!(out.pass(Decoded::whole(b"piece\n".to_vec())));
         out.flush();
         let held: Vec<&[u8]> = out.buffers.buffers.iter().map(Decoded::held).collect();
         assert_eq!(held.concat(), [&text[..BUFFER], b"piece\n"].concat());

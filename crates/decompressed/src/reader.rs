@@ -326,22 +326,15 @@ impl Here {
                         self.stage = Stage::Decoding(decoder);
                     }
                 },
-                Stage::Unread(..) => {
-                    let Stage::Unread(file, format) =
-                        std::mem::replace(&mut self.stage, Stage::Ended)
-                    else {
-                        unreachable!("matched above");
+                Stage::Unread(..) | Stage::UnreadReader(..) => {
+                    self.stage = match std::mem::replace(&mut self.stage, Stage::Ended) {
+                        Stage::Unread(file, format) => Self::begun(file, format)?,
+                        Stage::UnreadReader(reader) => {
+                            let source = Undecoded::of_reader(reader);
+                            Stage::Decoding(Self::one_decoder(source, None)?)
+                        }
+                        _ => unreachable!("matched above"),
                     };
-                    self.stage = Self::begun(file, format)?;
-                }
-                Stage::UnreadReader(..) => {
-                    let Stage::UnreadReader(reader) =
-                        std::mem::replace(&mut self.stage, Stage::Ended)
-                    else {
-                        unreachable!("matched above");
-                    };
-                    let decoder = Self::one_decoder(Undecoded::of_reader(reader), None)?;
-                    self.stage = Stage::Decoding(decoder);
                 }
                 Stage::Ended => return Ok(0),
             }
