@@ -251,7 +251,7 @@ pub fn decode_file(
     let parts = Parts::of(format);
     let pool = parts.zip(pool_decoders(threads));
     // Room for every piece the decoders may hold, so that pieces are reused, not made anew.
-    let ahead = pool.map_or(0, |(parts, decoders)| pool::pieces_ahead(parts, decoders));
+    let ahead = pool.map_or(0, |(_, decoders)| pool::pieces_ahead(decoders));
     let (to_reader, decoded) = in_memory(buffers, ahead, spares);
     let decoding = start(Filling::new(to_reader), move |out| match (pool, parts) {
         (Some((parts, decoders)), _) => pool::decode_parts(source, parts, decoders, out),

@@ -15,9 +15,9 @@
 //! runs decoded as a decoder of the pool decodes them ([`decode_alone`]).
 //!
 //! Memory: each decoder holds its window (at most [`WINDOW`](super::zstd::WINDOW)), at most
-//! [`Parts::under_way`] parts per decoder are under way, and each holds at most [`Parts::pieces`]
-//! pieces ahead of the reader, so the pieces in memory are at most [`pieces_ahead`] besides the
-//! reader's own.
+//! [`Parts::under_way`] parts per decoder are under way, and together they hold at most
+//! [`HELD`] pieces ahead of the reader, so the pieces in memory are at most
+//! [`pieces_ahead`] besides the reader's own.
 
 use std::fs::File;
 use std::io::{self, Seek, SeekFrom};
@@ -25,7 +25,7 @@ use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
 
-use crossbeam_channel::{Receiver, Sender, bounded};
+use crossbeam_channel::{Receiver, Sender, bounded, unbounded};
 use zstd::stream::raw::Decoder;
 
 use super::dispatch::run;
@@ -37,19 +37,16 @@ use super::spares::SpareBuffers;
 use super::walk::{Part, Parts, Walk};
 use super::{BUFFER, Failure, ONE, caught};
 
+/// The most decoded pieces ([`BUFFER`] bytes each, 8 MiB) a decoder holds ahead of the reader,
+/// in whichever of its parts under way: a whole frame of `pzstd`'s at its default level, or four
+/// runs of BGZF members (a run of [`RUN`](super::walk::RUN) compressed bytes of man pages decodes
+/// to 1-2.5 MiB). Held by each part instead, 2 MiB a run, a longer run stopped its decoder until
+/// the reader came to it, and on 2 cores the decoders took turns; 8 MiB a frame, two frames
+/// each, touched more fresh pages and took longer (CONTRACT §12.4).
+const HELD: usize = 32;
+
 /// The pool's limits for each kind of part.
 impl Parts {
-    /// The most decoded pieces ([`BUFFER`] bytes each) a part decoded ahead holds until the reader
-    /// comes to it, so that a decoder ahead seldom waits for the reader: for zstd 8 MiB, a whole
-    /// frame of `pzstd`'s at its default level; for BGZF 2 MiB, more than the 1.2 MiB a run of
-    /// [`RUN`](super::walk::RUN) compressed bytes of text decodes to.
-    fn pieces(self) -> usize {
-        match self {
-            Parts::Zstd => 32,
-            Parts::Bgzf => 8,
-        }
-    }
-
     /// The parts under way for each decoder: decoded, being decoded or being handed on. One
     /// each made a decoder that finished its part wait for the other's part before it, whose
     /// pieces go to the reader as they are decoded, to be handed on: on 2 cores two zstd decoders
@@ -64,10 +61,10 @@ impl Parts {
     }
 }
 
-/// The most decoded pieces held ahead of the reader when `threads` decoders decode a file of
-/// `parts`: the pieces of every part under way, and the one each decoder fills.
-pub(super) fn pieces_ahead(parts: Parts, threads: NonZeroUsize) -> usize {
-    threads.get() * (parts.under_way() * parts.pieces() + 1)
+/// The most decoded pieces held ahead of the reader when `threads` decoders decode a file's
+/// parts: those each decoder holds, and the one each fills.
+pub(super) fn pieces_ahead(threads: NonZeroUsize) -> usize {
+    threads.get() * (HELD + 1)
 }
 
 /// Decodes `source`, a regular file holding `parts` from its offset on, into `out`: its parts on
@@ -95,26 +92,33 @@ pub(super) fn decode_parts(
         walk,
         order: Some(order),
     }));
-    for _ in 0..threads.get() {
+    // Each decoder's pieces not yet handed on, one message each: it waits for room there
+    // before it sends a piece, and finds it gone once the pieces are handed on no more.
+    let mut held = Vec::new();
+    for decoder in 0..threads.get() {
         let (source, walking) = (source.clone(), walking.clone());
         let (empty, spares) = (out.buffers.empty.clone(), out.buffers.spares.clone());
+        let (hold, handed_on) = bounded(HELD);
         let spawned = thread::Builder::new()
             .name("decode frames".to_owned())
-            .spawn(move || decode_frames(&source, parts, &walking, &empty, &spares));
+            .spawn(move || decode_frames(&source, parts, &walking, decoder, hold, &empty, &spares));
         if spawned.is_err() {
             // Those started take every frame; with none, the walk's turn never comes.
             break;
         }
+        held.push(handed_on);
     }
     // Only the decoders hold the walk, so the parts end when the last of them has gone.
     drop(walking);
-    hand_on(decoded, &source, parts, start, out)
+    hand_on(decoded, &held, &source, parts, start, out)
 }
 
 /// Hands on the parts that `decoded` tells of, in the file's order, into `out`, until the walk's
-/// end, a fault, or a rest for the one decoder; the parts begin at `start` in `source`.
+/// end, a fault, or a rest for the one decoder, taking each piece off what its decoder holds
+/// (`held`, by decoder); the parts begin at `start` in `source`.
 fn hand_on(
     decoded: Receiver<Parted>,
+    held: &[Receiver<()>],
     source: &File,
     parts: Parts,
     start: u64,
@@ -124,11 +128,13 @@ fn hand_on(
     let mut seams = Seams { out, inside: None };
     for part in decoded {
         match part {
-            Parted::Frame(pieces) => {
+            Parted::Frame { pieces, decoder } => {
                 handed_on = true;
                 for piece in pieces {
                     match piece {
                         Piece::Decoded(piece) => {
+                            // Its decoder counted it before sending it.
+                            let _ = held[decoder].try_recv();
                             if !seams.pass(piece) {
                                 return Ok(());
                             }
@@ -308,8 +314,12 @@ enum Piece {
 
 /// What a decoder found next, as it is handed on.
 enum Parted {
-    /// A part's decoded pieces, as they come; a failure or a rest ends them.
-    Frame(Receiver<Piece>),
+    /// A part's decoded pieces, as they come (a failure or a rest ends them), and which decoder
+    /// holds them.
+    Frame {
+        pieces: Receiver<Piece>,
+        decoder: usize,
+    },
     /// Left to one decoder from this offset on.
     Rest(u64),
     /// The file's end, at this offset.
@@ -330,16 +340,18 @@ fn decode_rest(source: &File, parts: Parts, at: u64, out: &mut impl Out) -> Resu
     run(Undecoded::new(rest), Some(parts.format()), ONE, out)
 }
 
-/// A decoder's thread: takes the next part from the walk and decodes it, until the walk ends or
-/// the reader has gone.
+/// A decoder's thread, number `decoder`: takes the next part from the walk and decodes it, each
+/// piece counted in `hold` before it is sent, until the walk ends or the reader has gone.
 fn decode_frames(
     source: &File,
     parts: Parts,
     walking: &Mutex<Walking>,
+    decoder: usize,
+    hold: Sender<()>,
     empty: &Receiver<Vec<u8>>,
     spares: &SpareBuffers,
 ) {
-    let (mut decoder, mut sized) = (None, None);
+    let (mut frames, mut sized) = (None, None);
     let mut input = vec![0; BUFFER];
     loop {
         let (frame, pieces) = {
@@ -349,8 +361,13 @@ fn decode_frames(
             };
             let (part, frame) = match walking.walk.next(source) {
                 Part::Frame(range) => {
-                    let (pieces, taken) = bounded(parts.pieces());
-                    (Parted::Frame(taken), Some((range, pieces)))
+                    // Bounded by what the decoder holds, and a part's one line end and end.
+                    let (pieces, taken) = unbounded();
+                    let part = Parted::Frame {
+                        pieces: taken,
+                        decoder,
+                    };
+                    (part, Some((range, pieces)))
                 }
                 Part::Rest(at) => (Parted::Rest(at), None),
                 Part::End(at) => (Parted::End(at), None),
@@ -368,17 +385,18 @@ fn decode_frames(
         };
         let mut out = Filling::new(ToPart {
             pieces,
+            hold: hold.clone(),
             begins_inside_a_line: true,
             empty: empty.clone(),
             spares: spares.clone(),
         });
         let decoded = caught(|| match parts {
             Parts::Zstd => {
-                let decoder = match &mut decoder {
-                    Some(decoder) => decoder,
+                let frames = match &mut frames {
+                    Some(frames) => frames,
                     empty => empty.insert(Decoder::new().map_err(Failure::Decompressing)?),
                 };
-                decode_frame(source, frame, decoder, &mut input, &mut out)
+                decode_frame(source, frame, frames, &mut input, &mut out)
             }
             Parts::Bgzf => {
                 let sized = sized.get_or_insert_with(SizedMember::new).as_mut();
@@ -400,6 +418,8 @@ fn decode_frames(
 /// the reader handed back where there is one.
 struct ToPart {
     pieces: Sender<Piece>,
+    /// The decoder's count of pieces not yet handed on, full at [`HELD`].
+    hold: Sender<()>,
     /// Until its first piece: a part begins where the walk found the part before it to end,
     /// inside a line but by chance.
     begins_inside_a_line: bool,
@@ -422,7 +442,7 @@ impl Buffers for ToPart {
         {
             return false;
         }
-        self.pieces.send(Piece::Decoded(piece)).is_ok()
+        self.hold.send(()).is_ok() && self.pieces.send(Piece::Decoded(piece)).is_ok()
     }
 
     fn spares(&self) -> &SpareBuffers {
@@ -438,6 +458,7 @@ mod tests {
         bgzf_member, decoded_file, file_of, frame, random, reason, regular_of, skippable, streamed,
         text,
     };
+    use super::super::walk::RUN;
     use super::super::{BUFFERS, decode_file};
     use super::*;
     use pipelines_testing as testing;
@@ -457,17 +478,19 @@ mod tests {
                 .concat(),
         );
         let (order, decoded) = bounded(1);
+        let (hold, held) = unbounded();
         if first_handed_on {
             let mut kept = Filling::new(Kept::new(usize::MAX, SpareBuffers::default()));
             let room = kept.room().unwrap();
             room[..frames[0].len()].copy_from_slice(&frames[0]);
             kept.filled(frames[0].len());
             kept.flush();
-            let (piece, pieces) = bounded(kept.buffers.buffers.len());
+            let (piece, pieces) = unbounded();
             for buffer in kept.buffers.buffers.drain(..) {
+                hold.send(()).unwrap();
                 piece.send(Piece::Decoded(buffer)).unwrap();
             }
-            order.send(Parted::Frame(pieces)).unwrap();
+            order.send(Parted::Frame { pieces, decoder: 0 }).unwrap();
         }
         drop(order);
         let (to_reader, full) = bounded(BUFFERS * 16);
@@ -478,7 +501,7 @@ mod tests {
             BUFFERS,
             SpareBuffers::default(),
         ));
-        let ended = hand_on(decoded, &source, Parts::Zstd, 0, &mut out);
+        let ended = hand_on(decoded, &[held], &source, Parts::Zstd, 0, &mut out);
         out.flush();
         drop(out);
         let mut reader = DecodedFile::new(full, to_decoder, SpareBuffers::default());
@@ -685,6 +708,59 @@ mod tests {
                 .count();
             assert_eq!(cut_inside_a_line, 0, "{format:?}, of {}", buffers.len());
         }
+    }
+
+    /// A decoder holds its share of pieces whatever parts they belong to (CONTRACT §12.4): a run
+    /// that decodes to more than a quarter of it, read by nobody, still gets every piece of it.
+    /// Held by each part, a fourth of it, such a run stopped its decoder while the reader was
+    /// on the parts before it, and on 2 cores the decoders took turns.
+    #[test]
+    fn a_decoder_holds_its_share_of_pieces_in_one_part() {
+        let line = b"the same line, over and over\n".repeat(65_280 / 29);
+        // One run: 200 members of a few hundred bytes, decoding to about 50 pieces.
+        let bytes = bgzf_member(&line, 0, None).repeat(200);
+        assert!(bytes.len() < RUN as usize);
+        let source = Arc::new(file_of(&bytes));
+        let (order, decoded) = bounded(Parts::Bgzf.under_way());
+        let walk = Walk::new(&source, Parts::Bgzf).unwrap();
+        let walking = Mutex::new(Walking {
+            walk,
+            order: Some(order),
+        });
+        let (hold, held) = bounded(HELD);
+        let decoding = thread::spawn(move || {
+            let (_empty_sender, empty) = bounded(1);
+            decode_frames(
+                &source,
+                Parts::Bgzf,
+                &walking,
+                0,
+                hold,
+                &empty,
+                &SpareBuffers::default(),
+            );
+        });
+        let Ok(Parted::Frame { pieces, decoder: 0 }) = decoded.recv() else {
+            panic!("no run");
+        };
+        let started = std::time::Instant::now();
+        while !held.is_full() {
+            assert!(
+                started.elapsed() < testing::IN_MEMORY,
+                "{} pieces held, of {}",
+                held.len(),
+                HELD
+            );
+            thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let decoded = (pieces.try_iter()).filter(|piece| matches!(piece, Piece::Decoded(_)));
+        assert_eq!(decoded.count(), HELD);
+        // Nobody hands pieces on any more: the decoder stops.
+        drop((held, pieces));
+        testing::within_for(testing::IN_MEMORY, "the decoder's end", move || {
+            decoding.join()
+        })
+        .unwrap();
     }
 
     /// Members whose `BC` sizes are wrong are decoded as the one decoder decodes them, each from
