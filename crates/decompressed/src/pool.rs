@@ -430,7 +430,10 @@ struct ToPart {
 
 impl Buffers for ToPart {
     fn empty(&mut self) -> Option<Vec<u8>> {
-        Some(self.empty.try_recv().unwrap_or_default())
+        // Else one that a decoding before this left spare: the next `pzstd` or `bgzip` FILE of
+        // a run made each of its pieces afresh, a page fault a page, beside 32 MiB of spares.
+        let handed_back = self.empty.try_recv();
+        Some(handed_back.unwrap_or_else(|_| self.spares.take_buffer()))
     }
 
     fn full(&mut self, mut piece: Decoded) -> bool {
@@ -708,6 +711,54 @@ mod tests {
                 .count();
             assert_eq!(cut_inside_a_line, 0, "{format:?}, of {}", buffers.len());
         }
+    }
+
+    /// A decoder that finds the reader gone as it sends a part walks no further: the walk stays
+    /// where that part ends, however many parts the file holds after it.
+    #[test]
+    fn a_decoder_walks_no_further_once_the_reader_has_gone() {
+        let frames: Vec<Vec<u8>> = (0..10)
+            .map(|n| zstd::encode_all(&text(n * 100..(n + 1) * 100)[..], 3).unwrap())
+            .collect();
+        let source = file_of(&frames.concat());
+        let (order, decoded) = bounded(1);
+        drop(decoded);
+        let walk = Walk::new(&source, Parts::Zstd).unwrap();
+        let walking = Mutex::new(Walking {
+            walk,
+            order: Some(order),
+        });
+        let (hold, _held) = bounded(HELD);
+        let (_to_decoder, empty) = bounded(1);
+        let spares = SpareBuffers::default();
+        decode_frames(&source, Parts::Zstd, &walking, 0, hold, &empty, &spares);
+        let walked = walking.into_inner().unwrap().walk.at;
+        assert_eq!(walked, frames[0].len() as u64);
+    }
+
+    /// A part's decoder takes a buffer the reader handed back, else one a decoding before left
+    /// spare, and only then makes one (CONTRACT §12.4).
+    #[test]
+    fn a_parts_decoder_takes_a_spare_buffer_before_it_makes_one() {
+        let (to_decoder, empty) = bounded(1);
+        let spares = SpareBuffers::default();
+        let (handed_back, kept) = (Vec::with_capacity(BUFFER), Vec::with_capacity(BUFFER));
+        let (handed_back_at, kept_at) = (handed_back.as_ptr(), kept.as_ptr());
+        to_decoder.send(handed_back).unwrap();
+        spares.keep(kept);
+        let (pieces, _taken) = unbounded();
+        let (hold, _held) = bounded(HELD);
+        let mut part = ToPart {
+            pieces,
+            hold,
+            begins_inside_a_line: true,
+            empty,
+            spares,
+        };
+        let taken: Vec<Vec<u8>> = (0..3).map(|_| part.empty().unwrap()).collect();
+        assert_eq!(taken[0].as_ptr(), handed_back_at, "not the one handed back");
+        assert_eq!(taken[1].as_ptr(), kept_at, "not the spare");
+        assert_eq!(taken[2].capacity(), 0, "not made afresh");
     }
 
     /// A decoder holds its share of pieces whatever parts they belong to (CONTRACT §12.4): a run
