@@ -175,6 +175,43 @@ fn garbage_after_the_last_member_is_an_error_after_every_decoded_byte() {
     }
 }
 
+/// CONTRACT §12.3: a bad checksum is a failure after the bytes it covers, less at most a
+/// buffer's 256 KiB (one call's room) before the end of a zstd frame or a bzip2 block, however
+/// much a read asks for: `read_to_end` asks for megabytes, and a decoder given all of that room
+/// at once gave none of a bad frame's 750 KB.
+#[test]
+fn a_bad_checksum_loses_at_most_a_buffer_before_it_however_much_a_read_asks() {
+    let text = text(100_000);
+    // The second, of about 750 KB, one bzip2 block.
+    let (first, second) = text.split_at(text.len() / 4 * 3);
+    let checked = |bytes: &[u8]| {
+        let mut zstd = zstd::Encoder::new(Vec::new(), 3).unwrap();
+        zstd.include_checksum(true).unwrap();
+        zstd.write_all(bytes).unwrap();
+        zstd.finish().unwrap()
+    };
+    let mut zstd = [checked(first), checked(second)].concat();
+    // The frame's last byte is its checksum's.
+    *zstd.last_mut().unwrap() ^= 1;
+    let mut bzip2 = [encoded("bzip2", first), encoded("bzip2", second)].concat();
+    // The second stream's first block CRC: after `BZh9` and the block's 6-byte magic.
+    bzip2[encoded("bzip2", first).len() + 10] ^= 1;
+    for (format, bytes) in [("zstd", zstd), ("bzip2", bzip2)] {
+        every_way(&bytes, |from, decoded, ended| {
+            assert!(ended.is_err(), "{format} from {from}: read as whole");
+            assert!(
+                text.starts_with(&decoded),
+                "{format} from {from}: not a prefix"
+            );
+            let missing = text.len() - decoded.len();
+            assert!(
+                missing <= decompressed::BUFFER,
+                "{format} from {from}: {missing} bytes missing"
+            );
+        });
+    }
+}
+
 /// A reader of the caller's is not read until the reader is, and its failed read is told as
 /// its own error, after every byte decoded before it.
 #[test]
