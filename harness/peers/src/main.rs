@@ -1,10 +1,12 @@
-//! `peers READER FILE [--pipe] [--threads N] [--digest]`: FILE decoded by one of the readers a Rust
+//! `peers READER FILE [--pipe] [--threads N] [--buffers N] [--digest]`: FILE decoded by one of the readers a Rust
 //! program could use, its decoded byte count on stdout. Exit 0 at a clean end, 1 at a decoding
 //! error (said on stderr), 101 at a panic ("panic: ..." on stderr), 2 at a bad command line.
 //!
 //! `--pipe`: FILE is copied into a pipe by a thread of this process, and the reader reads the
 //! pipe's read end, as it would read stdin; so a timing needs no shell. `--threads N` (default 2)
-//! is given to the readers that take a thread count, and ignored by the others. `--digest` adds
+//! is given to the readers that take a thread count, and ignored by the others; `--buffers N`
+//! (default `decompressed::BUFFERS`) is the decoded buffers this workspace's `Reader` may hold
+//! that its reader has not taken (`Reader::with_buffers`). `--digest` adds
 //! a hash of the decoded bytes after the count, to tell damaged output from whole (the hash is
 //! std's SipHash with fixed keys: the same bytes give the same hash in every run of this binary).
 
@@ -21,7 +23,7 @@ mod readers;
 
 use readers::Peer;
 
-const USAGE: &str = "usage: peers READER FILE [--pipe] [--threads N] [--digest]";
+const USAGE: &str = "usage: peers READER FILE [--pipe] [--threads N] [--buffers N] [--digest]";
 
 /// What the command line asks for.
 struct Run {
@@ -29,6 +31,7 @@ struct Run {
     file: String,
     pipe: bool,
     threads: NonZeroUsize,
+    buffers: usize,
     digest: bool,
 }
 
@@ -46,6 +49,7 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Run, String> {
         file,
         pipe: false,
         threads: NonZeroUsize::new(2).expect("2 is not zero"),
+        buffers: decompressed::BUFFERS,
         digest: false,
     };
     while let Some(arg) = args.next() {
@@ -57,6 +61,14 @@ fn parse(mut args: impl Iterator<Item = String>) -> Result<Run, String> {
                 run.threads = n
                     .parse()
                     .map_err(|_| format!("--threads {n}: a count of at least 1"))?;
+            }
+            "--buffers" => {
+                let n = args.next().ok_or("--buffers needs a count")?;
+                run.buffers = n
+                    .parse()
+                    .ok()
+                    .filter(|&buffers| buffers > 0)
+                    .ok_or_else(|| format!("--buffers {n}: a count of at least 1"))?;
             }
             _ => return Err(format!("unknown argument '{arg}'\n{USAGE}")),
         }
@@ -98,7 +110,9 @@ fn drain(mut reader: impl Read, digest: Option<&mut DefaultHasher>) -> io::Resul
 }
 
 fn run(run: &Run) -> io::Result<String> {
-    let reader = run.peer.open(source(&run.file, run.pipe)?, run.threads)?;
+    let reader = run
+        .peer
+        .open(source(&run.file, run.pipe)?, run.threads, run.buffers)?;
     if run.digest {
         let mut hasher = DefaultHasher::new();
         let count = drain(reader, Some(&mut hasher))?;

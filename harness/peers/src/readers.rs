@@ -80,13 +80,22 @@ impl Peer {
         Peer::ALL.into_iter().find(|peer| peer.name() == name)
     }
 
-    /// The decoded bytes of `source`, read by this reader.
-    pub fn open(self, source: File, threads: NonZeroUsize) -> io::Result<Box<dyn Read>> {
+    /// The decoded bytes of `source`, read by this reader; `buffers` is this workspace's only.
+    pub fn open(
+        self,
+        source: File,
+        threads: NonZeroUsize,
+        buffers: usize,
+    ) -> io::Result<Box<dyn Read>> {
         Ok(match self {
-            Peer::Decompressed => Box::new(decompressed::Reader::new(source, threads)?),
-            Peer::DecompressedOne => {
-                Box::new(decompressed::Reader::new(source, NonZeroUsize::MIN)?)
-            }
+            Peer::Decompressed => Box::new(decompressed::Reader::with_buffers(
+                source, threads, buffers,
+            )?),
+            Peer::DecompressedOne => Box::new(decompressed::Reader::with_buffers(
+                source,
+                NonZeroUsize::MIN,
+                buffers,
+            )?),
             Peer::Niffler => {
                 niffler::get_reader(Box::new(source))
                     .map_err(io::Error::other)?
