@@ -212,6 +212,36 @@ fn a_bad_checksum_loses_at_most_a_buffer_before_it_however_much_a_read_asks() {
     }
 }
 
+/// A regular file of `bgzip`'s members read on one thread reads each of its bytes once: a run of
+/// members decodes whole into one buffer of up to 16 of the crate's buffers (`Gathered`), and a
+/// run that decodes to more is read again from its start by the one decoder. Counted by the
+/// kernel (`rchar`, this thread's), as a bound that let a run gather one buffer's worth read each
+/// run twice.
+#[test]
+fn a_bgzf_file_on_one_thread_is_read_once() {
+    let bgzf = pipelines_testing::bgzf(&text(200_000));
+    let file = regular(&bgzf);
+    let read = pipelines_testing::within("a bgzip file's reads", move || {
+        let rchar = || {
+            let io = std::fs::read_to_string("/proc/thread-self/io").unwrap();
+            let rchar = io.lines().find_map(|line| line.strip_prefix("rchar: "));
+            rchar.unwrap().parse::<u64>().unwrap()
+        };
+        let before = rchar();
+        let mut reader = Reader::new(file, NonZeroUsize::MIN).unwrap();
+        io::copy(&mut reader, &mut io::sink()).unwrap();
+        rchar() - before
+    });
+    // Besides the file: a sniff of its first bytes, the count's own read, and a byte glibc reads
+    // once a process.
+    let most = bgzf.len() as u64 + 8192;
+    assert!(
+        read <= most,
+        "{read} bytes read of a {} byte file",
+        bgzf.len()
+    );
+}
+
 /// A reader of the caller's is not read until the reader is, and its failed read is told as
 /// its own error, after every byte decoded before it.
 #[test]
