@@ -1,14 +1,15 @@
-//! `peers READER FILE [--pipe] [--threads N] [--buffers N] [--digest]`: FILE decoded by one of the readers a Rust
-//! program could use, its decoded byte count on stdout. Exit 0 at a clean end, 1 at a decoding
-//! error (said on stderr), 101 at a panic ("panic: ..." on stderr), 2 at a bad command line.
+//! `peers READER FILE [--pipe] [--threads N] [--buffers N] [--digest]`: FILE decoded by one of
+//! the readers a Rust program could use, its decoded byte count on stdout. Exit 0 at a clean end,
+//! 1 at a decoding error (said on stderr), 101 at a panic ("panic: ..." on stderr), 2 at a bad
+//! command line.
 //!
 //! `--pipe`: FILE is copied into a pipe by a thread of this process, and the reader reads the
 //! pipe's read end, as it would read stdin; so a timing needs no shell. `--threads N` (default 2)
 //! is given to the readers that take a thread count, and ignored by the others; `--buffers N`
 //! (default `decompressed::BUFFERS`) is the decoded buffers this workspace's `Reader` may hold
-//! that its reader has not taken (`Reader::with_buffers`). `--digest` adds
-//! a hash of the decoded bytes after the count, to tell damaged output from whole (the hash is
-//! std's SipHash with fixed keys: the same bytes give the same hash in every run of this binary).
+//! that its reader has not taken (`Reader::with_buffers`). `--digest` adds a hash of the decoded
+//! bytes after the count, to tell damaged output from whole (the hash is std's SipHash with fixed
+//! keys: the same bytes give the same hash in every run of this binary).
 
 use std::fs::File;
 use std::hash::{DefaultHasher, Hasher};
