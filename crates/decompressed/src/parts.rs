@@ -198,7 +198,7 @@ mod tests {
     };
     use super::super::{BUFFER, ONE};
     use super::*;
-    use pipelines_testing::within;
+    use pipelines_testing::{counting_reads, within};
 
     /// What [`decode_frame`] makes of the frame the walk found at `frame` in a file of `bytes`:
     /// the bytes it hands on, and how it ends.
@@ -261,21 +261,6 @@ mod tests {
         let (one_out, one_ended) = decoded_file(file_of(cut), Format::Zstd, ONE);
         assert!(out == one_out);
         assert_eq!(ended, reason(one_ended));
-    }
-
-    /// What `body` returns, and how many bytes this thread read from files in it: the kernel's
-    /// count, which counts `pread`s too, less what reading the count read. See
-    /// [`assert_read`] for a byte that is not ours.
-    fn counting_reads<T>(body: impl FnOnce() -> T) -> (T, u64) {
-        // The count read does not count the read that reads it, but the next one does.
-        let count = || {
-            let io = std::fs::read_to_string("/proc/thread-self/io").unwrap();
-            let rchar = io.lines().find_map(|line| line.strip_prefix("rchar: "));
-            (rchar.unwrap().parse::<u64>().unwrap(), io.len() as u64)
-        };
-        let (before, counting) = count();
-        let result = body();
-        (result, count().0 - before - counting)
     }
 
     /// That `read`, a count of [`counting_reads`], is `want` bytes: or one more, as glibc's

@@ -112,6 +112,22 @@ pub fn file(bytes: &[u8]) -> File {
     file
 }
 
+/// What `body` returns, and how many bytes this thread read from files in it: the kernel's
+/// count (`rchar`), which counts `pread`s too, less what reading the count read. glibc's `malloc`
+/// may add a byte of `/proc/sys/vm/overcommit_memory`, once a process, on the thread that first
+/// gives back memory of a heap of its own.
+pub fn counting_reads<T>(body: impl FnOnce() -> T) -> (T, u64) {
+    // The count read does not count the read that reads it, but the next one does.
+    let count = || {
+        let io = fs::read_to_string("/proc/thread-self/io").unwrap();
+        let rchar = io.lines().find_map(|line| line.strip_prefix("rchar: "));
+        (rchar.unwrap().parse::<u64>().unwrap(), io.len() as u64)
+    };
+    let (before, counting) = count();
+    let result = body();
+    (result, count().0 - before - counting)
+}
+
 /// What `body` returns, run on a thread of its own; if it takes past [`DEADLINE`], ends the
 /// test process, naming `what`. A panic in `body` fails the test as its own.
 pub fn within<T: Send + 'static>(what: &str, body: impl FnOnce() -> T + Send + 'static) -> T {
