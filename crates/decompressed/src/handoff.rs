@@ -66,10 +66,13 @@ impl Decoded {
 }
 
 /// A regular file's decoded bytes as the reader takes them: whole buffers from the decoder's
-/// thread, each handed back to it, emptied, for the next.
-#[derive(Debug)]
+/// thread, or the pieces of a pool's parts handed on here, each handed back, emptied, for the
+/// next.
 pub struct DecodedFile {
     pub(super) full: Receiver<Decoded>,
+    /// Pieces handed on on the reader's thread, taken before `full` (where the rest of the file
+    /// then comes, if any does).
+    parts: Option<Box<dyn Pieces>>,
     pub(super) empty: Sender<Vec<u8>>,
     /// The buffer being read.
     pub(super) buffer: Decoded,
@@ -91,6 +94,7 @@ impl DecodedFile {
     ) -> Self {
         DecodedFile {
             full,
+            parts: None,
             empty,
             buffer: Decoded::default(),
             at: 0,
@@ -128,17 +132,38 @@ impl DecodedFile {
             if read.capacity() > 0 {
                 self.hand_back(read);
             }
-            match self.full.len() {
+            let waiting = self
+                .parts
+                .as_ref()
+                .map_or(self.full.len(), |parts| parts.waiting());
+            match waiting {
                 0 => self.behind = true,
                 waiting if waiting > SENT_TOGETHER => self.behind = false,
                 _ => {} // the rest of the batch the reader last waited for, or did not
             }
-            let Ok(next) = self.full.recv() else {
+            let Some(next) = self.next_buffer() else {
                 return false;
             };
             self.buffer = next;
         }
         true
+    }
+
+    /// The next buffer, waiting for it: `None` at the end.
+    fn next_buffer(&mut self) -> Option<Decoded> {
+        if let Some(parts) = &mut self.parts {
+            match parts.next() {
+                Some(piece) => return Some(piece),
+                None => self.parts = None,
+            }
+        }
+        self.full.recv().ok()
+    }
+
+    /// `parts` handed on here before what comes over the channel.
+    pub(super) fn with_parts(mut self, parts: impl Pieces) -> Self {
+        self.parts = Some(Box::new(parts));
+        self
     }
 
     /// Hands `storage` to the decoder to decode into. The channel has room for every buffer; if
@@ -190,6 +215,16 @@ impl DecodedFile {
     }
 }
 
+impl std::fmt::Debug for DecodedFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DecodedFile")
+            .field("unread", &(self.buffer.len - self.at))
+            .field("parts", &self.parts.is_some())
+            .field("behind", &self.behind)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Drop for DecodedFile {
     fn drop(&mut self) {
         self.spares.keep(std::mem::take(&mut self.buffer).bytes);
@@ -197,6 +232,16 @@ impl Drop for DecodedFile {
             .try_iter()
             .for_each(|decoded| self.spares.keep(decoded.bytes));
     }
+}
+
+/// Pieces that the reader's thread hands on itself, decoded on threads that send them to it (a
+/// pool's parts), one hop fewer than through a decoding thread of their own.
+pub(super) trait Pieces: Send + 'static {
+    /// The next piece, waiting for it: `None` once the pieces have ended.
+    fn next(&mut self) -> Option<Decoded>;
+
+    /// How many pieces wait to be taken now.
+    fn waiting(&self) -> usize;
 }
 
 /// Where the thread puts what it decodes.
@@ -335,18 +380,6 @@ impl<B: Buffers> Filling<B> {
     fn place_carried(&mut self) -> bool {
         self.carried.is_empty() || self.room().is_some()
     }
-
-    /// Hands on `piece`, decoded elsewhere, after what is held: false when the reader has gone.
-    pub(super) fn pass(&mut self, piece: Decoded) -> bool {
-        if !self.place_carried() || (self.held > 0 && !self.hand_on()) {
-            return false;
-        }
-        if piece.len == 0 {
-            self.buffers.spares().keep(piece.bytes);
-            return true;
-        }
-        self.buffers.full(piece)
-    }
 }
 
 impl<B: Buffers> Out for Filling<B> {
@@ -400,9 +433,6 @@ impl<B: Buffers> Drop for Filling<B> {
         self.buffers.spares().keep(buffer);
     }
 }
-
-/// A regular file's decoded bytes, handed on to its reader a whole buffer at a time.
-pub(super) type BuffersOut = Filling<ToReader>;
 
 /// A stream's decoded bytes for a reader in memory ([`Reader`](crate::Reader)): what each read
 /// of the decoder gives, sent at once in the buffer it was decoded into. A stream may be live and
@@ -953,37 +983,13 @@ mod tests {
         );
     }
 
-    /// A piece decoded elsewhere goes on alone when nothing is held: no empty buffer before it.
+    /// A line cut off the last full buffer comes out when the decoding ends.
     #[test]
-    fn a_piece_passed_with_nothing_held_goes_alone() {
-        let mut out = Filling::new(Kept::new(usize::MAX, SpareBuffers::default()));
-        assert!(out.pass(Decoded::whole(b"piece\n".to_vec())));
-        let held: Vec<&[u8]> = out.buffers.buffers.iter().map(Decoded::held).collect();
-        assert_eq!(held, [b"piece\n"]);
-    }
-
-    /// A line cut off the last full buffer comes out when the decoding ends, and before a piece
-    /// decoded elsewhere.
-    #[test]
-    fn the_line_carried_is_handed_on_at_the_end_and_before_a_piece() {
+    fn the_line_carried_is_handed_on_at_the_end() {
         let ends_a_buffer = lines(&[BUFFER - 10, 9], false);
         assert_eq!(
             handed_on(std::slice::from_ref(&ends_a_buffer)).concat(),
-            ends_a_buffer,
-            "at the end"
-        );
-        let text = lines(&[BUFFER - 10, 20], true);
-        let mut out = Filling::new(Kept::new(usize::MAX, SpareBuffers::default()));
-        let room = out.room().unwrap();
-        room[..BUFFER].copy_from_slice(&text[..BUFFER]);
-        assert!(out.filled(BUFFER));
-        assert!(out.pass(Decoded::whole(b"piece\n".to_vec())));
-        out.flush();
-        let held: Vec<&[u8]> = out.buffers.buffers.iter().map(Decoded::held).collect();
-        assert_eq!(held.concat(), [&text[..BUFFER], b"piece\n"].concat());
-        assert!(
-            held[0].ends_with(b"\n") && held[1].len() == 9,
-            "cut, then the line carried"
+            ends_a_buffer
         );
     }
 }

@@ -1,14 +1,14 @@
 //! # decompressed
 //!
 //! The decoded bytes of any compressed file or pipe: gzip members, zstd frames, xz streams, an
-//! `.lzma` stream, bzip2 streams and LZ4 frames (and legacy frames), each told by its first
-//! bytes (past zstd's and LZ4's skippable frames) and decoded one after another to the source's
-//! end; anything else passes through as it is, as `zcat -f` does, and compress's `.Z` is
-//! refused. A regular file's frames, members and blocks are decoded on several threads where its
-//! layout allows (zstd frames, BGZF members, xz blocks, bzip2 blocks), a stream's BGZF members,
-//! xz and bzip2 blocks too, in order. A fault gives every byte decoded before it, then an error; a source cut
-//! short inside a member, frame or stream is never read as its end (one cut between two members
-//! is a whole file of fewer).
+//! `.lzma` stream, bzip2 streams and LZ4 frames (and legacy frames), each told by its first bytes
+//! (past zstd's and LZ4's skippable frames) and decoded one after another to the source's end;
+//! anything else passes through as it is, as `zcat -f` does, and compress's `.Z` is refused. A
+//! regular file's frames, members and blocks are decoded on several threads where its layout allows
+//! (zstd frames, BGZF members, xz blocks, bzip2 blocks), a stream's BGZF members, xz and bzip2
+//! blocks too, in order. A fault gives every byte decoded before it, then an error; a source cut
+//! short inside a member, frame or stream is never read as its end (one cut between two members is
+//! a whole file of fewer).
 //!
 //! ```no_run
 //! use std::io::BufRead;
@@ -33,7 +33,10 @@
 //!
 //! A compressed source is decoded on a thread of its own, its bytes handed to the reader in
 //! memory; a stream's through a pipe instead for a caller that waits on descriptors ([`decode`]).
-//! A [`Reader`] on one thread starts none: its reads pull the decoder on the reading thread.
+//! A regular file's parts decoded apart (zstd frames, BGZF members) are decoded on threads of
+//! their own and put in order on the reading thread as it reads: a thread between, one more
+//! hop, woke and was woken for every piece. A [`Reader`] on one thread starts none: its reads
+//! pull the decoder on the reading thread.
 //!
 //! A regular file's format is sniffed before it is decoded ([`sniff_file`]), a stream's by the
 //! decoder as it reads it. Which sources are decoded, and how each is handed on, is the caller's
@@ -68,7 +71,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::thread;
 
-use crossbeam_channel::{Receiver, bounded};
+use crossbeam_channel::{Receiver, Sender, bounded};
 
 use fd_facts as fd;
 
@@ -197,18 +200,16 @@ pub fn decode(source: File, threads: NonZeroUsize) -> io::Result<(File, Decoding
 
 /// [`decode`] for a reader in memory ([`Reader`]): the stream's decoded bytes handed over as each
 /// read of its decoder gives them, at most `buffers` (at least one) that the reader has not taken,
-/// made from `spares` where it has some and kept there once done with. `format` is the source's
-/// where it was sniffed already (a regular file read as a stream), else the thread sniffs it.
+/// made from `spares` where it has some and kept there once done with.
 fn decode_stream(
     source: File,
-    format: Option<Format>,
     threads: NonZeroUsize,
     buffers: usize,
     spares: &SpareBuffers,
 ) -> io::Result<(DecodedFile, Decoding)> {
     let (to_reader, decoded) = in_memory(buffers, 0, spares);
     let decoding = start(Passing::new(to_reader), move |out| {
-        run(Undecoded::new(source), format, threads, out)
+        run(Undecoded::new(source), None, threads, out)
     })?;
     Ok((decoded, decoding))
 }
@@ -253,12 +254,21 @@ pub fn decode_file(
     // Room for every piece the decoders may hold, so that pieces are reused, not made anew.
     let ahead = pool.map_or(0, |(_, decoders)| pool::pieces_ahead(decoders));
     let (to_reader, decoded) = in_memory(buffers, ahead, spares);
-    let decoding = start(Filling::new(to_reader), move |out| match (pool, parts) {
-        (Some((parts, decoders)), _) => pool::decode_parts(source, parts, decoders, out),
-        (None, Some(parts)) => pool::decode_alone(source, parts, out),
-        (None, None) => run(Undecoded::new(source), Some(format), threads, out),
+    let (tell, ended) = bounded(1);
+    let (source, to_reader) = match pool {
+        Some((parts, decoders)) => {
+            match pool::start_parts(source, parts, decoders, to_reader, tell.clone()) {
+                Ok(hand_on) => return Ok((decoded.with_parts(hand_on), Decoding { ended })),
+                Err(alone) => alone,
+            }
+        }
+        None => (source, to_reader),
+    };
+    start_telling(Filling::new(to_reader), tell, move |out| match parts {
+        Some(parts) => pool::decode_alone(source, parts, out),
+        None => run(Undecoded::new(source), Some(format), threads, out),
     })?;
-    Ok((decoded, decoding))
+    Ok((decoded, Decoding { ended }))
 }
 
 /// The most compressed bytes of a regular file decoded whole (`decode_here`), on the reader's
@@ -355,10 +365,20 @@ fn pool_decoders(threads: NonZeroUsize) -> Option<NonZeroUsize> {
 /// Starts the thread that decodes into `out` with `decoding`, and tells how it ended before `out`
 /// is dropped, which ends the decoded bytes. A panic is told as a failure of the source.
 fn start<O: Out>(
-    mut out: O,
+    out: O,
     decoding: impl FnOnce(&mut O) -> Result<(), Failure> + Send + 'static,
 ) -> io::Result<Decoding> {
     let (tell, ended) = bounded(1);
+    start_telling(out, tell, decoding)?;
+    Ok(Decoding { ended })
+}
+
+/// [`start`], telling how decoding ended over `tell`.
+fn start_telling<O: Out>(
+    mut out: O,
+    tell: Sender<Result<(), Failure>>,
+    decoding: impl FnOnce(&mut O) -> Result<(), Failure> + Send + 'static,
+) -> io::Result<()> {
     thread::Builder::new()
         .name("decode".to_owned())
         .spawn(move || {
@@ -366,7 +386,7 @@ fn start<O: Out>(
             let _ = tell.send(ended);
             drop(out);
         })?;
-    Ok(Decoding { ended })
+    Ok(())
 }
 
 /// Decodes into `out` with `decoding`, then hands on what `out` holds: the bytes before a failure

@@ -2,9 +2,9 @@
 //! and handed on in the file's order. A zstd frame does not depend on the frames around it, nor a
 //! gzip member on the members around it, and where each ends is found without decoding it
 //! ([`Walk`]): so the threads take turns to walk the file to the next part's end, each decodes the
-//! part it found into pieces of its own ([`parts`](super::parts)), and this thread hands the
-//! pieces on part after part. `pzstd` writes such files, a frame for every few MiB; `bgzip` a
-//! member for every 64 KiB.
+//! part it found into pieces of its own ([`parts`](super::parts)), and the reading thread takes the
+//! pieces part after part ([`HandOn`]). `pzstd` writes such files, a frame for every few MiB;
+//! `bgzip` a member for every 64 KiB.
 //!
 //! What the walk cannot make sense of (a magic or a header it does not know, a block or frame that
 //! the file ends inside, a dictionary, a window wider than [`WINDOW`](super::zstd::WINDOW)) is
@@ -19,6 +19,7 @@
 //! [`HELD`] pieces ahead of the reader, so the pieces in memory are at most
 //! [`pieces_ahead`] besides the reader's own.
 
+use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, Seek, SeekFrom};
 use std::num::NonZeroUsize;
@@ -29,13 +30,13 @@ use crossbeam_channel::{Receiver, Sender, TryRecvError, bounded, unbounded};
 use zstd::stream::raw::Decoder;
 
 use super::dispatch::run;
-use super::handoff::{Buffers, BuffersOut, Decoded, Filling, Out};
+use super::handoff::{Buffers, Decoded, Filling, Out, Pieces, ToReader};
 use super::parts::{RunEnded, decode_frame, decode_members};
 use super::sized::SizedMember;
 use super::source::Undecoded;
 use super::spares::SpareBuffers;
 use super::walk::{Part, Parts, Walk};
-use super::{BUFFER, Failure, ONE, caught};
+use super::{BUFFER, Failure, ONE, caught, start_telling};
 
 /// The most decoded pieces ([`BUFFER`] bytes each, 8 MiB) a decoder holds ahead of the reader,
 /// in whichever of its parts under way: a whole frame of `pzstd`'s at its default level, or four
@@ -75,22 +76,25 @@ pub(super) fn pieces_ahead(threads: NonZeroUsize) -> usize {
     threads.get() * (HELD + 1)
 }
 
-/// Decodes `source`, a regular file holding `parts` from its offset on, into `out`: its parts on
-/// up to `threads` threads when it has two or more, else on this thread.
-pub(super) fn decode_parts(
+/// Starts decoding `source`, a regular file holding `parts` from its offset on, on `threads`
+/// decoders (two or more), which take their pieces' buffers from `to_reader`: its parts then
+/// handed on by the reader itself ([`HandOn`]), which tells how decoding ended over `tell`. The
+/// file comes back where the pool does not decode it: it cannot be walked, or holds fewer than
+/// two parts ([`decode_alone`]'s).
+pub(super) fn start_parts(
     source: File,
     parts: Parts,
     threads: NonZeroUsize,
-    out: &mut BuffersOut,
-) -> Result<(), Failure> {
-    // Where the file cannot be walked (it has no offset or size), the one decoder reads it.
+    to_reader: ToReader,
+    tell: Sender<Result<(), Failure>>,
+) -> Result<HandOn, (File, ToReader)> {
     let Ok(mut walk) = Walk::new(&source, parts) else {
-        return run(Undecoded::new(source), Some(parts.format()), ONE, out);
+        return Err((source, to_reader));
     };
     let start = walk.at;
     let frames = [walk.next(&source), walk.next(&source)];
     if !matches!(frames, [Part::Frame(_), Part::Frame(_)]) {
-        return decode_alone(source, parts, out);
+        return Err((source, to_reader));
     }
     walk.at = start;
     let source = Arc::new(source);
@@ -103,7 +107,7 @@ pub(super) fn decode_parts(
     let mut shares = Shares::default();
     for decoder in 0..threads.get() {
         let (source, walking) = (source.clone(), walking.clone());
-        let (empty, spares) = (out.buffers.empty.clone(), out.buffers.spares.clone());
+        let (empty, spares) = (to_reader.empty.clone(), to_reader.spares.clone());
         let hold = shares.add();
         let spawned = thread::Builder::new()
             .name("decode frames".to_owned())
@@ -115,7 +119,14 @@ pub(super) fn decode_parts(
     }
     // Only the decoders hold the walk, so the parts end when the last of them has gone.
     drop(walking);
-    hand_on(decoded, shares, &source, parts, start, out)
+    Ok(HandOn::new(
+        decoded,
+        shares,
+        source,
+        parts,
+        start,
+        (to_reader, tell),
+    ))
 }
 
 /// Each decoder's pieces not yet handed on, a message a piece, by decoder: it waits for room
@@ -171,90 +182,179 @@ impl Shares {
     }
 }
 
-/// Hands on the parts that `decoded` tells of, in the file's order, into `out`, until the walk's
-/// end, a fault, or a rest for the one decoder, taking each piece off its decoder's share; the
-/// parts begin at `start` in `source`.
-fn hand_on(
+/// The pool's parts handed on by their reader, in the file's order, piece after piece, each
+/// taken off its decoder's share, until the walk's end, a fault, or a rest for the one decoder:
+/// a thread of its own between the decoders and the reader, it woke and was woken for every
+/// piece, and on 2 cores shared one with the reader and a decoder
+/// (results/runs/2026-12-07T0700Z-7fbcf05-2-cores-reader-buffers).
+pub(super) struct HandOn {
     decoded: Receiver<Parted>,
-    mut shares: Shares,
-    source: &File,
+    shares: Shares,
+    /// The part being handed on, and its decoder.
+    part: Option<(Receiver<Piece>, usize)>,
+    seams: Seams,
+    /// Whether a part has begun to be handed on.
+    handed_on: bool,
+    /// Whether the parts have ended.
+    ended: bool,
+    source: Arc<File>,
     parts: Parts,
+    /// Where the parts begin.
     start: u64,
-    out: &mut BuffersOut,
-) -> Result<(), Failure> {
-    let mut handed_on = false;
-    let mut seams = Seams { out, inside: None };
-    while let Some(part) = shares.next_of(&decoded) {
-        match part {
-            Parted::Frame { pieces, decoder } => {
-                handed_on = true;
-                while let Some(piece) = shares.next_of(&pieces) {
-                    match piece {
-                        Piece::Decoded(piece) => {
-                            shares.handed_on(decoder);
-                            if !seams.pass(piece) {
-                                return Ok(());
-                            }
-                        }
-                        Piece::LineEnd(line_end) => {
-                            if !seams.end_line(line_end) {
-                                return Ok(());
-                            }
-                        }
-                        Piece::Failed(failure) => {
-                            seams.end();
-                            return Err(failure);
-                        }
-                        Piece::Rest(at) => return decode_rest(source, parts, at, seams.end()),
-                    }
-                }
-            }
-            Parted::Rest(at) => return decode_rest(source, parts, at, seams.end()),
-            Parted::End(at) => {
-                seams.end();
-                return leave_offset(source, at);
-            }
+    /// Until the parts end: the way to the reader for the one decoder of a rest, and where how
+    /// decoding ended is told.
+    rest: Option<(ToReader, Sender<Result<(), Failure>>)>,
+}
+
+impl HandOn {
+    /// The parts that `decoded` tells of, beginning at `start` in `source`, each piece taken off
+    /// its decoder's share; `rest`: the way to the reader for a rest, and where how decoding ended
+    /// is told.
+    fn new(
+        decoded: Receiver<Parted>,
+        shares: Shares,
+        source: Arc<File>,
+        parts: Parts,
+        start: u64,
+        rest: (ToReader, Sender<Result<(), Failure>>),
+    ) -> Self {
+        HandOn {
+            decoded,
+            shares,
+            part: None,
+            seams: Seams::default(),
+            handed_on: false,
+            ended: false,
+            source,
+            parts,
+            start,
+            rest: Some(rest),
         }
     }
-    // The decoders have gone without telling the walk's end (none could be started, or a panic
-    // outside a part took the walk with it).
-    match handed_on {
-        false => decode_rest(source, parts, start, seams.end()),
-        // From the start again, what was handed on would come out twice.
-        true => Err(Failure::Decompressing(io::Error::other(
-            "the part decoders ended before the file's end",
-        ))),
+
+    /// Takes the next part, or the next piece of the one being handed on.
+    fn step(&mut self) {
+        let Some((pieces, decoder)) = &self.part else {
+            match self.shares.next_of(&self.decoded) {
+                Some(Parted::Frame { pieces, decoder }) => {
+                    self.handed_on = true;
+                    self.part = Some((pieces, decoder));
+                }
+                Some(Parted::Rest(at)) => self.decode_rest(at),
+                Some(Parted::End(at)) => self.end(leave_offset(&self.source, at)),
+                // The decoders have gone without telling the walk's end (none could be started,
+                // or a panic outside a part took the walk with it).
+                None if !self.handed_on => self.decode_rest(self.start),
+                // From the start again, what was handed on would come out twice.
+                None => self.end(Err(Failure::Decompressing(io::Error::other(
+                    "the part decoders ended before the file's end",
+                )))),
+            }
+            return;
+        };
+        match self.shares.next_of(pieces) {
+            Some(Piece::Decoded(piece)) => {
+                self.shares.handed_on(*decoder);
+                self.seams.pass(piece);
+            }
+            Some(Piece::LineEnd(line_end)) => self.seams.end_line(line_end),
+            Some(Piece::Failed(failure)) => self.end(Err(failure)),
+            Some(Piece::Rest(at)) => self.decode_rest(at),
+            None => self.part = None,
+        }
+    }
+
+    /// Ends the parts, telling how.
+    fn end(&mut self, ended: Result<(), Failure>) {
+        if let Some((_, tell)) = self.rest.take() {
+            self.told(tell, ended);
+        }
+    }
+
+    /// Ends the parts, the piece held back handed on first, and tells how over `tell`.
+    fn told(&mut self, tell: Sender<Result<(), Failure>>, ended: Result<(), Failure>) {
+        self.seams.pass_inside();
+        self.ended = true;
+        let _ = tell.send(ended);
+    }
+
+    /// Starts the one decoder on the file from `at` on ([`decode_rest`]), on a thread of its own
+    /// that sends its buffers to the reader: the parts' last act.
+    fn decode_rest(&mut self, at: u64) {
+        let Some((to_reader, tell)) = self.rest.take() else {
+            return;
+        };
+        let (source, parts) = (self.source.clone(), self.parts);
+        let started = start_telling(Filling::new(to_reader), tell.clone(), move |out| {
+            decode_rest(&source, parts, at, out)
+        });
+        match started {
+            // The piece held back goes before the rest's buffers, which follow over the channel.
+            Ok(()) => {
+                self.seams.pass_inside();
+                self.ended = true;
+            }
+            Err(failed) => self.told(tell, Err(Failure::Reading(failed))),
+        }
     }
 }
 
-/// The parts' pieces on their way to the reader, each seam between two parts mended where the
+impl Pieces for HandOn {
+    /// `None` once the parts have ended, and how is told, or the rest's decoder has begun, which
+    /// sends its buffers over the reader's channel.
+    fn next(&mut self) -> Option<Decoded> {
+        loop {
+            if let Some(piece) = self.seams.ready.pop_front() {
+                return Some(piece);
+            }
+            if self.ended {
+                return None;
+            }
+            self.step();
+        }
+    }
+
+    /// Those of the part being handed on.
+    fn waiting(&self) -> usize {
+        let part = self.part.as_ref().map_or(0, |(pieces, _)| pieces.len());
+        self.seams.ready.len() + part
+    }
+}
+
+impl Drop for HandOn {
+    /// A reader gone has ended decoding, as it ends a decoder's thread: with success.
+    fn drop(&mut self) {
+        self.end(Ok(()));
+    }
+}
+
+/// The parts' pieces as they go to the reader, each seam between two parts mended where the
 /// piece before it has room: a part's pieces are cut after their last line end but its last,
 /// which ends inside the line that the next part begins with, and the next part's decoder cuts
 /// that line's end off its first piece ([`Piece::LineEnd`]) to go onto it. `batched` takes a
 /// piece as its chunk only where it begins and ends a line, and copied every byte of a `bgzip`
 /// file's 64 MiB, decoded in runs of about a megabyte, piece after piece.
-struct Seams<'a> {
-    out: &'a mut BuffersOut,
+#[derive(Default)]
+struct Seams {
     /// The last piece, held back while it ends inside a line.
     inside: Option<Decoded>,
+    /// Pieces for the reader to take, in order.
+    ready: VecDeque<Decoded>,
 }
 
-impl<'a> Seams<'a> {
-    /// Hands on `piece` after the piece before it: false when the reader has gone.
-    fn pass(&mut self, piece: Decoded) -> bool {
-        if !self.pass_inside() {
-            return false;
+impl Seams {
+    /// Hands on `piece` after the piece before it.
+    fn pass(&mut self, piece: Decoded) {
+        self.pass_inside();
+        match piece.ends_inside_a_line() {
+            true => self.inside = Some(piece),
+            false => self.ready.push_back(piece),
         }
-        if piece.ends_inside_a_line() {
-            self.inside = Some(piece);
-            return true;
-        }
-        self.out.pass(piece)
     }
 
     /// Ends the piece held back with `line_end`, where it has room, else hands that on as a
-    /// piece of its own: false when the reader has gone.
-    fn end_line(&mut self, line_end: Vec<u8>) -> bool {
+    /// piece of its own.
+    fn end_line(&mut self, line_end: Vec<u8>) {
         let ended = (self.inside.as_mut()).is_some_and(|inside| inside.end_line_with(&line_end));
         match ended {
             true => self.pass_inside(),
@@ -262,18 +362,9 @@ impl<'a> Seams<'a> {
         }
     }
 
-    /// Hands on the piece held back, if one is: false when the reader has gone.
-    fn pass_inside(&mut self) -> bool {
-        self.inside
-            .take()
-            .is_none_or(|inside| self.out.pass(inside))
-    }
-
-    /// Hands on the piece held back: the pieces' end, before whatever ends them.
-    fn end(mut self) -> &'a mut BuffersOut {
-        // A reader gone takes nothing more, and what follows finds it gone too.
-        self.pass_inside();
-        self.out
+    /// Hands on the piece held back, if one is.
+    fn pass_inside(&mut self) {
+        self.ready.extend(self.inside.take());
     }
 }
 
@@ -471,7 +562,7 @@ fn decode_frames(
     }
 }
 
-/// A part's decoded pieces, handed to the thread that hands the parts on in order; each piece one
+/// A part's decoded pieces, handed to the reader, which puts the parts in order; each piece one
 /// the reader handed back where there is one.
 struct ToPart {
     pieces: Sender<Piece>,
@@ -494,8 +585,8 @@ impl Buffers for ToPart {
     }
 
     fn full(&mut self, mut piece: Decoded) -> bool {
-        // Cut here, where the piece was just decoded: the thread handing pieces on found it
-        // gone from the cache, and moving it there took a tenth of the time it saved.
+        // Cut here, where the piece was just decoded: the thread that put pieces in order found
+        // it gone from the cache, and moving it there took a tenth of the time it saved.
         if std::mem::take(&mut self.begins_inside_a_line)
             && let Some(line_end) = piece.cut_first_line()
             && self.pieces.send(Piece::LineEnd(line_end)).is_err()
@@ -523,7 +614,7 @@ mod tests {
     use super::*;
     use pipelines_testing as testing;
 
-    /// What [`hand_on`] makes of the first of `frames` handed on by a decoder (none where
+    /// What [`HandOn`] makes of the first of `frames` handed on by a decoder (none where
     /// `first_handed_on` is false), then the decoders gone without a word, in a file of `frames`:
     /// what it hands on, and how it ends.
     fn handed_on_then_silence(
@@ -556,21 +647,17 @@ mod tests {
         drop(order);
         let (to_reader, full) = bounded(BUFFERS * 16);
         let (to_decoder, empty) = bounded(BUFFERS * 16);
-        let mut out = Filling::new(ToReader::new(
-            to_reader,
-            empty,
-            BUFFERS,
-            SpareBuffers::default(),
-        ));
-        let ended = hand_on(decoded, shares, &source, Parts::Zstd, 0, &mut out);
-        out.flush();
-        drop(out);
-        let mut reader = DecodedFile::new(full, to_decoder, SpareBuffers::default());
+        let spares = SpareBuffers::default();
+        let to_reader = ToReader::new(to_reader, empty, BUFFERS, spares.clone());
+        let (tell, told) = bounded(1);
+        let source = Arc::new(source);
+        let hand_on = HandOn::new(decoded, shares, source, Parts::Zstd, 0, (to_reader, tell));
+        let mut reader = DecodedFile::new(full, to_decoder, spares).with_parts(hand_on);
         let (mut read, mut buf) = (Vec::new(), vec![0; BUFFER]);
         while let n @ 1.. = reader.read(&mut buf) {
             read.extend_from_slice(&buf[..n]);
         }
-        (read, ended)
+        (read, told.try_recv().unwrap())
     }
 
     /// Decoders gone without telling the walk's end, after a part was handed on, is a failure:

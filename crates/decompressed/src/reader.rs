@@ -134,18 +134,11 @@ impl Reader {
         }
         let spares = SpareBuffers::default();
         let (bytes, decoding) = match regular {
-            // A reader takes bytes, not lines: a large file's BGZF members on several threads go
-            // on in the storage each run decoded into, as a stream's do (`members.rs`), where the
-            // pool cuts pieces at line ends for linewright's chunks: 0.74 of the pool's time
-            // (results/runs/2026-12-03T1349Z-a445924-2-cores-bgzf-file).
-            Some((Format::Gzip, _, len)) if len > DECODED_HERE => {
-                decode_stream(file, Some(Format::Gzip), threads, buffers, &spares)?
-            }
             Some((format, offset, len)) => {
                 let source = Regular { file, offset, len };
                 decode_file(source, format, buffers, threads, DECODED_HERE, &spares)?
             }
-            None => decode_stream(file, None, threads, buffers, &spares)?,
+            None => decode_stream(file, threads, buffers, &spares)?,
         };
         Ok(Reader(Decoded::Handed(Handed {
             bytes,

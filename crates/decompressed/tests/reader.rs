@@ -308,8 +308,8 @@ fn a_bgzf_member_that_lies_about_its_size_loses_no_member_around_it() {
     });
 }
 
-/// A large file of `bgzip`'s members on two threads is decoded as a stream's members are (a
-/// scanner cutting runs, decoders decoding them whole), and reads as on one thread: whole, cut
+/// A large file of `bgzip`'s members on two threads, its runs walked and decoded on the pool's
+/// decoders (`tests/threads.rs` counts them), reads as on one thread: whole, cut
 /// inside a member (but for the last symbols ISA-L holds back of a cut, a match's 258 bytes at
 /// most, twice), a byte flipped, garbage after.
 #[test]
@@ -317,14 +317,6 @@ fn a_large_bgzf_file_on_two_threads_reads_as_on_one() {
     let text = text(400_000);
     let whole = encoded("bgzf", &text);
     assert!(whole.len() as u64 > decompressed::DECODED_HERE);
-    let two = NonZeroUsize::new(2).unwrap();
-    let mut reader = Reader::new(regular(&whole), two).unwrap();
-    assert!(!reader.fill_buf().unwrap().is_empty());
-    assert!(
-        pipelines_testing::threads_named("scan bgzf") >= 1,
-        "not a stream's scanner"
-    );
-    drop(reader);
     let mut flipped = whole.clone();
     flipped[whole.len() / 2] ^= 0x55;
     let cut = whole[..whole.len() * 2 / 3].to_vec();
