@@ -196,14 +196,12 @@ pub(super) struct HandOn {
     seams: Seams,
     /// Whether a part has begun to be handed on.
     handed_on: bool,
-    /// Whether the parts have ended.
-    ended: bool,
     source: Arc<File>,
     parts: Parts,
     /// Where the parts begin.
     start: u64,
-    /// Until the parts end: the way to the reader for the one decoder of a rest, and where how
-    /// decoding ended is told.
+    /// Until the parts end (gone once they have): the way to the reader for the one decoder of
+    /// a rest, and where how decoding ended is told.
     rest: Option<(ToReader, Sender<Result<(), Failure>>)>,
 }
 
@@ -225,7 +223,6 @@ impl HandOn {
             part: None,
             seams: Seams::default(),
             handed_on: false,
-            ended: false,
             source,
             parts,
             start,
@@ -275,7 +272,6 @@ impl HandOn {
     /// Ends the parts, the piece held back handed on first, and tells how over `tell`.
     fn told(&mut self, tell: Sender<Result<(), Failure>>, ended: Result<(), Failure>) {
         self.seams.pass_inside();
-        self.ended = true;
         let _ = tell.send(ended);
     }
 
@@ -291,10 +287,7 @@ impl HandOn {
         });
         match started {
             // The piece held back goes before the rest's buffers, which follow over the channel.
-            Ok(()) => {
-                self.seams.pass_inside();
-                self.ended = true;
-            }
+            Ok(()) => self.seams.pass_inside(),
             Err(failed) => self.told(tell, Err(Failure::Reading(failed))),
         }
     }
@@ -308,9 +301,8 @@ impl Pieces for HandOn {
             if let Some(piece) = self.seams.ready.pop_front() {
                 return Some(piece);
             }
-            if self.ended {
-                return None;
-            }
+            // The parts have ended once the way to the reader is gone.
+            self.rest.as_ref()?;
             self.step();
         }
     }
