@@ -670,6 +670,41 @@ mod tests {
         assert!(ended.is_ok());
     }
 
+    /// A reader of a pool's parts counts as waiting the pieces of the part being handed on, as a
+    /// reader over the channel counts those sent: behind its decoders at a wait, no more once more
+    /// than a pair waits (handoff's `the_decoder_is_behind_from_a_wait_until_a_batch_waits`), so
+    /// that `batched` renders on the reading thread only while the decoders are behind.
+    #[test]
+    fn a_reader_of_parts_is_behind_until_more_than_a_pair_of_pieces_waits() {
+        let (order, decoded) = bounded(1);
+        let mut shares = Shares::default();
+        let hold = shares.add();
+        let (piece, pieces) = unbounded();
+        order.send(Parted::Frame { pieces, decoder: 0 }).unwrap();
+        for _ in 0..1 + 3 {
+            hold.send(()).unwrap();
+            let line = Decoded::whole(b"line\n".to_vec());
+            piece.send(Piece::Decoded(line)).unwrap();
+        }
+        let (to_reader, full) = bounded(BUFFERS);
+        let (to_decoder, empty) = bounded(BUFFERS);
+        let spares = SpareBuffers::default();
+        let to_reader = ToReader::new(to_reader, empty, BUFFERS, spares.clone());
+        let (tell, _told) = bounded(1);
+        let source = Arc::new(file_of(b""));
+        let hand_on = HandOn::new(decoded, shares, source, Parts::Zstd, 0, (to_reader, tell));
+        let mut reader = DecodedFile::new(full, to_decoder, spares).with_parts(hand_on);
+        let mut take_whole = || {
+            assert_eq!(reader.unread_buffer(), Some(5));
+            reader.exchange(|bytes, _| bytes);
+            reader.is_behind()
+        };
+        assert!(take_whole(), "no part taken yet: the reader waits");
+        assert!(!take_whole(), "three of the part's pieces waiting");
+        assert!(!take_whole(), "two waiting, after more than a pair");
+        assert!(!take_whole(), "one waiting, after more than a pair");
+    }
+
     /// Frames of many sizes, skippable frames among them, and where each is cut.
     fn frames_of(text: &[u8]) -> (Vec<u8>, Vec<usize>) {
         let (mut bytes, mut cuts, mut at) = (Vec::new(), Vec::new(), 0);
