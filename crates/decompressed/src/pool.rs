@@ -646,11 +646,18 @@ mod tests {
         let source = Arc::new(source);
         let hand_on = HandOn::new(decoded, shares, source, Parts::Zstd, 0, (to_reader, tell));
         let mut reader = DecodedFile::new(full, to_decoder, spares).with_parts(hand_on);
-        let (mut read, mut buf) = (Vec::new(), vec![0; BUFFER]);
-        while let n @ 1.. = reader.read(&mut buf) {
-            read.extend_from_slice(&buf[..n]);
-        }
-        (read, told.try_recv().unwrap())
+        // Bounded: a hand-on that neither decodes the rest nor ends would step for ever.
+        testing::within_for(
+            testing::IN_MEMORY,
+            "parts ended without a word",
+            move || {
+                let (mut read, mut buf) = (Vec::new(), vec![0; BUFFER]);
+                while let n @ 1.. = reader.read(&mut buf) {
+                    read.extend_from_slice(&buf[..n]);
+                }
+                (read, told.try_recv().unwrap())
+            },
+        )
     }
 
     /// Decoders gone without telling the walk's end, after a part was handed on, is a failure:
