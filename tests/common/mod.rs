@@ -17,7 +17,7 @@ use proptest::prelude::*;
 // The reference model and the skips live with the workspace's shared test helpers, where the
 // kernel crate's tests reach them too; each test binary here uses its own part of them.
 #[allow(unused_imports)]
-pub use pipelines_testing::{NO_SKIPS, lines_of, reference, skip, skip_optional};
+pub use pipelines_testing::{NO_SKIPS, lines_of, reference, skip, skip_optional, wait_for};
 
 /// A binary under test with its settings. The table-driven tests run over every row.
 #[derive(Debug, Clone, Copy)]
@@ -319,20 +319,6 @@ pub fn read_exactly<R: Read + Send + 'static>(mut from: R, count: usize) -> (Vec
         from.read_exact(&mut bytes).expect("reading the output");
         (bytes, from)
     })
-}
-
-/// Waits until `condition` holds, asking every millisecond; fails the test past the deadline.
-/// For a state the test waits on, such as a process asleep on a pipe, so that it synchronises on
-/// the state itself rather than on a guess of how long reaching it takes.
-pub fn wait_for(what: &str, mut condition: impl FnMut() -> bool) {
-    let started = Instant::now();
-    while !condition() {
-        assert!(
-            started.elapsed() < DEADLINE,
-            "{what}: not after {DEADLINE:?}"
-        );
-        thread::sleep(Duration::from_millis(1));
-    }
 }
 
 /// The calling thread, as its folder in `/proc`: for [`asleep_in`] to look at from another.

@@ -1152,10 +1152,7 @@ mod tests {
         let (items, queue) = bounded(queued(threads));
         let source = Cursor::new(Vec::new()).chain(Undecoded::new(testing::file(&input)));
         let scanning = thread::spawn(move || Scanner::new(source, jobs, items).scan());
-        let start = std::time::Instant::now();
-        while sent.len() < 2 + 2 && start.elapsed() < testing::IN_MEMORY {
-            thread::sleep(std::time::Duration::from_millis(1));
-        }
+        testing::wait_for("blocks sent", || sent.len() >= 2 + 2);
         thread::sleep(std::time::Duration::from_millis(50));
         assert_eq!(sent.len(), 2 + 2, "blocks sent of {blocks}");
         drop(queue);

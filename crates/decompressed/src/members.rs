@@ -372,7 +372,9 @@ mod tests {
     use super::super::source::Undecoded;
     use super::super::tests::{bgzf_member, piped, random, streamed, text};
     use super::*;
-    use pipelines_testing::{DEADLINE, IN_MEMORY, gzip, threads_named, within, within_for};
+    use pipelines_testing::{
+        DEADLINE, IN_MEMORY, gzip, threads_named, wait_for, within, within_for,
+    };
     use proptest::prelude::*;
 
     /// What the stream `source` decodes to on `threads` decoders, and how decoding ended.
@@ -698,11 +700,7 @@ mod tests {
             pipe
         });
         drop(pipe);
-        let started = std::time::Instant::now();
-        while !decoding.has_ended() {
-            assert!(started.elapsed() < DEADLINE, "still decoding");
-            thread::sleep(Duration::from_millis(10));
-        }
+        wait_for("decoding ended", || decoding.has_ended());
         assert!(decoding.finish().is_ok());
     }
 

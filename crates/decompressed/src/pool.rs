@@ -750,11 +750,9 @@ mod tests {
         )
         .unwrap();
         assert_eq!(buffers.read(&mut [0; 10]), 10);
-        let started = std::time::Instant::now();
-        while testing::threads_named("decode frames") < 7 {
-            assert!(started.elapsed() < testing::DEADLINE, "not decoded at once");
-            thread::sleep(std::time::Duration::from_millis(10));
-        }
+        testing::wait_for("decoded at once", || {
+            testing::threads_named("decode frames") >= 7
+        });
         drop(buffers);
         for threads in [2, 3, 8] {
             let threads = NonZeroUsize::new(threads).unwrap();

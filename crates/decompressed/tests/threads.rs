@@ -90,27 +90,15 @@ fn read_parts_on_two_threads() {
             "{what}: nothing read"
         );
         // A thread bears its parent's name until it has run to name itself.
-        let started = std::time::Instant::now();
-        while pipelines_testing::threads_named("decode frames") < 2 {
-            assert!(
-                started.elapsed() < pipelines_testing::DEADLINE,
-                "{what}: no decoders"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
+        pipelines_testing::wait_for(&format!("{what}: two decoders"), || {
+            pipelines_testing::threads_named("decode frames") >= 2
+        });
         assert_eq!(threads() - before, 2, "{what}: threads beside the decoders");
         let mut read = Vec::new();
         reader.read_to_end(&mut read).unwrap();
         assert!(read == text, "{what}: {} bytes, not its text", read.len());
         drop(reader);
         // Gone before the next count: the decoders end once the walk has.
-        let ending = std::time::Instant::now();
-        while threads() > before {
-            assert!(
-                ending.elapsed() < pipelines_testing::DEADLINE,
-                "{what}: decoders left"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
+        pipelines_testing::wait_for(&format!("{what}: decoders gone"), || threads() <= before);
     }
 }

@@ -167,18 +167,27 @@ pub fn thread_id() -> u32 {
     id.parse().unwrap()
 }
 
+/// Waits until `condition` holds, asking every millisecond; fails the test past [`DEADLINE`].
+/// For a state the test waits on, such as a process asleep on a pipe, so that it synchronises on
+/// the state itself rather than on a guess of how long reaching it takes.
+pub fn wait_for(what: &str, mut condition: impl FnMut() -> bool) {
+    let started = Instant::now();
+    while !condition() {
+        assert!(
+            started.elapsed() < DEADLINE,
+            "{what}: not after {DEADLINE:?}"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
 /// Returns once thread `id` of this process sleeps in `poll`: the event a test that must act
 /// while a read waits waits for, rather than sleeping a while and hoping the read got there.
 pub fn until_polling(id: u32) {
     let asleep_in = format!("/proc/self/task/{id}/wchan");
-    let start = Instant::now();
-    while !fs::read_to_string(&asleep_in).is_ok_and(|wchan| wchan.contains("poll")) {
-        assert!(
-            start.elapsed() < DEADLINE,
-            "thread {id} never waited in poll"
-        );
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    wait_for(&format!("thread {id} waiting in poll"), || {
+        fs::read_to_string(&asleep_in).is_ok_and(|wchan| wchan.contains("poll"))
+    });
 }
 
 /// The lines of `input`, each without its `\n`, as the contract splits them (docs/CONTRACT.md
