@@ -797,18 +797,27 @@ mod tests {
         }
     }
 
-    /// A buffer part read is not offered whole: its bytes left are read on as a stream.
+    /// A buffer part read is not offered whole: its bytes left are read on as a stream, and
+    /// once the decoder has gone, the end is read at once. Read within a deadline: a read that
+    /// never ends (an empty buffer taken again and again) ends the test process.
     #[test]
     fn a_buffer_part_read_is_not_offered_whole() {
         let (to_reader, full) = bounded(1);
         let (to_decoder, _empty) = bounded(1);
         let mut decoded = DecodedFile::new(full, to_decoder, SpareBuffers::default());
         to_reader.send(Decoded::whole(b"line\n".to_vec())).unwrap();
-        assert_eq!(decoded.read(&mut [0; 2]), 2);
-        assert_eq!(decoded.unread_buffer(), None);
-        let mut rest = [0; 8];
-        assert_eq!(decoded.read(&mut rest), 3);
-        assert_eq!(&rest[..3], b"ne\n");
+        drop(to_reader);
+        let (offered, rest, end) =
+            pipelines_testing::within_for(pipelines_testing::IN_MEMORY, "a buffer", move || {
+                assert_eq!(decoded.read(&mut [0; 2]), 2);
+                let offered = decoded.unread_buffer();
+                let mut rest = [0; 8];
+                let n = decoded.read(&mut rest);
+                (offered, rest[..n].to_vec(), decoded.read(&mut [0; 8]))
+            });
+        assert_eq!(offered, None);
+        assert_eq!(rest, b"ne\n");
+        assert_eq!(end, 0, "the end");
     }
 
     /// A full buffer is cut after its last line end while the partial line after it is at most
