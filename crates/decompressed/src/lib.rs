@@ -633,6 +633,27 @@ mod tests {
         ]
     }
 
+    /// The way back to the decoder has room for every buffer it makes and every piece a pool's
+    /// decoders hold, and no more: a buffer handed back while the decoder is busy waits for it.
+    /// One that found no room would be kept spare, and a decoder that has made its most could
+    /// then wait for a buffer that never comes.
+    #[test]
+    fn the_way_back_has_room_for_every_buffer_made_and_every_piece_ahead() {
+        for (buffers, ahead) in [(2, 0), (2, 3)] {
+            let (_to_reader, decoded) = in_memory(buffers, ahead, &SpareBuffers::default());
+            for n in 0..buffers + ahead {
+                assert!(
+                    decoded.empty.try_send(vec![0; n]).is_ok(),
+                    "{buffers}, {ahead}: {n}"
+                );
+            }
+            assert!(
+                decoded.empty.try_send(Vec::new()).is_err(),
+                "{buffers}, {ahead}"
+            );
+        }
+    }
+
     /// CONTRACT §12.5: a file of at most [`DECODED_HERE`] bytes is decoded by the time
     /// `decode_file` returns, on this thread; one that decodes to more than [`KEPT_HERE`] buffers
     /// is decoded on a thread from its start, the work here dropped, whole all the same.
