@@ -1140,23 +1140,28 @@ mod tests {
     }
 
     /// CONTRACT §12.4: with nothing taken from it, the scanner of a stream of many blocks sends
-    /// `threads + AHEAD` of them to two decoders and stops; with the one a collector would hold,
-    /// `threads + 1 + AHEAD` decode or wait.
+    /// `threads + AHEAD` of them to two or three decoders and stops; with the one a collector
+    /// would hold, `threads + 1 + AHEAD` decode or wait.
     #[test]
     fn the_scanner_stops_two_blocks_beyond_one_a_decoder() {
         let input = bzip2(&text(40_000), 1);
         let blocks = magics_by_bits(&input, 0).len() - 1;
-        let threads = NonZeroUsize::new(2).unwrap();
-        assert!(blocks > threads.get() + AHEAD + 2, "{blocks} blocks");
-        let (jobs, sent) = unbounded();
-        let (items, queue) = bounded(queued(threads));
-        let source = Cursor::new(Vec::new()).chain(Undecoded::new(testing::file(&input)));
-        let scanning = thread::spawn(move || Scanner::new(source, jobs, items).scan());
-        testing::wait_for("blocks sent", || sent.len() >= 2 + 2);
-        thread::sleep(std::time::Duration::from_millis(50));
-        assert_eq!(sent.len(), 2 + 2, "blocks sent of {blocks}");
-        drop(queue);
-        scanning.join().unwrap();
+        for threads in [2, 3] {
+            assert!(blocks > threads + AHEAD + 2, "{blocks} blocks");
+            let (jobs, sent) = unbounded();
+            let (items, queue) = bounded(queued(NonZeroUsize::new(threads).unwrap()));
+            let source = Cursor::new(Vec::new()).chain(Undecoded::new(testing::file(&input)));
+            let scanning = thread::spawn(move || Scanner::new(source, jobs, items).scan());
+            testing::wait_for("blocks sent", || sent.len() >= threads + 2);
+            thread::sleep(std::time::Duration::from_millis(50));
+            assert_eq!(
+                sent.len(),
+                threads + 2,
+                "blocks sent of {blocks} to {threads}"
+            );
+            drop(queue);
+            scanning.join().unwrap();
+        }
     }
 
     /// CONTRACT §12.3: a stream's end's magic written into a block fails as one decoder fails
