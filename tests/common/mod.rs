@@ -17,7 +17,9 @@ use proptest::prelude::*;
 // The reference model and the skips live with the workspace's shared test helpers, where the
 // kernel crate's tests reach them too; each test binary here uses its own part of them.
 #[allow(unused_imports)]
-pub use pipelines_testing::{NO_SKIPS, lines_of, reference, skip, skip_optional, wait_for};
+pub use pipelines_testing::{
+    NO_SKIPS, asleep_in, lines_of, reference, skip, skip_optional, wait_for,
+};
 
 /// A binary under test with its settings. The table-driven tests run over every row.
 #[derive(Debug, Clone, Copy)]
@@ -324,17 +326,6 @@ pub fn read_exactly<R: Read + Send + 'static>(mut from: R, count: usize) -> (Vec
 /// The calling thread, as its folder in `/proc`: for [`asleep_in`] to look at from another.
 pub fn this_thread() -> PathBuf {
     Path::new("/proc").join(fs::read_link("/proc/thread-self").expect("/proc/thread-self"))
-}
-
-/// Whether the thread whose `/proc` folder is `task` is asleep (state `S`) in a kernel function
-/// whose name holds `waiting_in`: `pipe_read` (reading an empty pipe), `pipe_write` (writing a
-/// full one), `poll` (waiting in poll or epoll). False once it is gone.
-pub fn asleep_in(task: &Path, waiting_in: &str) -> bool {
-    let state = fs::read_to_string(task.join("stat"))
-        .ok()
-        .and_then(|stat| Some(stat.rsplit_once(')')?.1.split_whitespace().next()? == "S"));
-    let wchan = fs::read_to_string(task.join("wchan")).unwrap_or_default();
-    state == Some(true) && wchan.contains(waiting_in)
 }
 
 /// Whether every thread of process `pid` is asleep and one of them [`asleep_in`] `waiting_in`:

@@ -181,12 +181,23 @@ pub fn wait_for(what: &str, mut condition: impl FnMut() -> bool) {
     }
 }
 
+/// Whether the thread whose `/proc` folder is `task` is asleep (state `S`) in a kernel function
+/// whose name holds `waiting_in`: `pipe_read` (reading an empty pipe), `pipe_write` (writing a
+/// full one), `poll` (waiting in poll or epoll). False once it is gone.
+pub fn asleep_in(task: &Path, waiting_in: &str) -> bool {
+    let state = fs::read_to_string(task.join("stat"))
+        .ok()
+        .and_then(|stat| Some(stat.rsplit_once(')')?.1.split_whitespace().next()? == "S"));
+    let wchan = fs::read_to_string(task.join("wchan")).unwrap_or_default();
+    state == Some(true) && wchan.contains(waiting_in)
+}
+
 /// Returns once thread `id` of this process sleeps in `poll`: the event a test that must act
 /// while a read waits waits for, rather than sleeping a while and hoping the read got there.
 pub fn until_polling(id: u32) {
-    let asleep_in = format!("/proc/self/task/{id}/wchan");
+    let task = PathBuf::from(format!("/proc/self/task/{id}"));
     wait_for(&format!("thread {id} waiting in poll"), || {
-        fs::read_to_string(&asleep_in).is_ok_and(|wchan| wchan.contains("poll"))
+        asleep_in(&task, "poll")
     });
 }
 
